@@ -1,0 +1,4 @@
+export * from './vector-index';
+export * from './event-bus';
+export * from './ledger-store';
+export * from './session-store';

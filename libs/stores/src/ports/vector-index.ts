@@ -1,0 +1,176 @@
+/**
+ * VectorIndex port: node payloads, dense vectors and a lexical index, searched hybrid
+ * (dense + lexical, fused). Adapters: embedded (SQLite + sqlite-vec + FTS5) and Qdrant.
+ * One contract suite (`../contract/vector-index.contract.ts`) runs against both.
+ */
+
+/** memory | resource | skill. */
+export type NodeContextType = 'memory' | 'resource' | 'skill';
+
+/** One indexed point: a whole node, a directory sidecar, or a passage of a document. */
+export interface NodeRecord {
+  /** Indexed URI: the node, a sidecar (`D/.abstract.md`) or a passage (`doc#p3`). */
+  uri: string;
+  /** Document the point belongs to: the node URI for whole nodes and sidecars' directory files. */
+  docUri: string;
+  /** Parent directory URI. */
+  parentUri: string;
+  /** memory, resource or skill. */
+  contextType: NodeContextType;
+  /** Declared category (events, …, resources, skills, memories). */
+  category: string;
+  /** 0 = abstract sidecar, 1 = overview sidecar, 2 = file or passage. */
+  level: number;
+  /** Tenant account. */
+  account: string;
+  /** Owning user ("" for account-wide scopes: resources, agent). */
+  owner: string;
+  /** Peer id when under `{user_root}/peers/{peer}`, else "". */
+  peer: string;
+  /** Workspace slug ("default" when none). */
+  workspace: string;
+  /** End-user subject of a memory ("" when none). */
+  subject: string;
+  /** Normalised `k=v` tags. */
+  tags: string[];
+  /** Creation time, ms since epoch. */
+  createdAt: number;
+  /** Last update time, ms since epoch. */
+  updatedAt: number;
+  /** Start of validity (ms since epoch) or null for an open start. */
+  validFrom: number | null;
+  /** End of validity (ms, exclusive) or null for an open end. */
+  validTo: number | null;
+  /** Title (first heading or file name). */
+  title: string;
+  /** Abstract (≤ 256 chars for documents; the whole body for memories). */
+  abstract: string;
+  /** Overview (§4.4). */
+  overview: string;
+  /** Full body (or the passage text). */
+  body: string;
+  /** Hash of the document content this point was built from. */
+  contentHash: string;
+  /** Passage ordinal within its document (0 for whole nodes). */
+  passageIndex: number;
+  /** viking:// URIs linked from the body (graph assist). */
+  links: string[];
+  /** Dense vector (dimension fixed per index). */
+  vector: Float32Array;
+  /** Text indexed lexically (defaults to abstract + body when empty). */
+  lexicalText: string;
+}
+
+/** The small fields gather needs; bodies stay in the store until the tier-reader asks. */
+export type NodeSummary = Omit<NodeRecord, 'body' | 'vector' | 'lexicalText' | 'overview'> & {
+  /** Overview, included only when asked for. */
+  overview?: string;
+};
+
+/**
+ * Which nodes a caller may see. Built by the server from the caller's identity, never
+ * from client URIs.
+ */
+export interface Visibility {
+  /** Account; always enforced. */
+  account: string;
+  /** Calling user: sees its own user space plus account-wide scopes. */
+  user: string;
+  /** Actor peer: the only peer subtree visible, unless `openPeers`. */
+  actorPeer: string | null;
+  /** Open context (actor cleared for a peer scan): every peer of the user is visible. */
+  openPeers: boolean;
+  /** Root/admin: other users' spaces are visible when targeted explicitly. */
+  allUsers: boolean;
+  /** Workspace to restrict to; null = every workspace. */
+  workspace: string | null;
+}
+
+/**
+ * Metadata filter tree (context-contract §1.8 plus the user `filter`):
+ * - `{op:"and"|"or", conds:[…]}`
+ * - `{op:"must"|"must_not", field, conds:[values]}` (field in context_type, category, search_tags, uri, level, …)
+ * - `{op:"range", field, gte?, gt?, lte?, lt?}` (numbers)
+ * - `{op:"time_range", field:"updated_at"|"created_at", gte?, lte?}` (ISO strings)
+ * - `{op:"prefix", field:"uri", prefix}`
+ */
+export type FilterNode =
+  | { op: 'and' | 'or'; conds: FilterNode[] }
+  | { op: 'must' | 'must_not'; field: string; conds: Array<string | number | boolean> }
+  | { op: 'range'; field: string; gte?: number; gt?: number; lte?: number; lt?: number }
+  | { op: 'time_range'; field: string; gte?: string; lte?: string; gt?: string; lt?: string }
+  | { op: 'prefix'; field: string; prefix: string };
+
+/** One hybrid search. */
+export interface SearchQuery {
+  /** Who is asking. */
+  visibility: Visibility;
+  /** Dense query vector, or null to skip the dense leg. */
+  vector: Float32Array | null;
+  /** Lexical query text ("" skips the lexical leg). */
+  text: string;
+  /** URI prefixes to search under; empty = the visibility's default scope. */
+  targets: string[];
+  /** Metadata filter, or null. */
+  filter: FilterNode | null;
+  /** Rows wanted. */
+  limit: number;
+  /** Minimum calibrated score, when set. */
+  scoreThreshold?: number | null;
+  /** Levels to keep; empty or absent = all. */
+  levels?: number[];
+  /** Valid-time instant (ms); only nodes with validFrom ≤ asOf < validTo. Null = no check. */
+  asOf?: number | null;
+  /** Also return each hit's overview. */
+  withOverview?: boolean;
+}
+
+/** A search hit. */
+export interface SearchHit {
+  /** Summary fields of the point. */
+  node: NodeSummary;
+  /** Calibrated relevance in 0..1 (behaves like a cosine similarity). */
+  score: number;
+}
+
+/** Which fields `get` returns. */
+export type FieldSet = 'summary' | 'full';
+
+/** Counts for stats and benches. */
+export interface IndexStats {
+  /** Points. */
+  points: number;
+  /** Distinct documents. */
+  documents: number;
+}
+
+/** The port. */
+export interface VectorIndex {
+  /** Dense dimension of the index. */
+  readonly dimension: number;
+  /**
+   * Replace every point of a document atomically with `records` (all sharing `docUri`),
+   * or do nothing when the stored points already carry the same `contentHash`.
+   * Nothing half-written is ever searchable.
+   * @returns true when something changed
+   */
+  replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean>;
+  /** Delete a document's points, and with `subtree` every point under `uri/`. @returns points removed */
+  deleteDocument(uri: string, opts?: { subtree?: boolean }): Promise<number>;
+  /** Run searches; results aligned with `queries`, best first. */
+  search(queries: SearchQuery[]): Promise<SearchHit[][]>;
+  /** Points by indexed URI (null where missing or invisible). */
+  get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>>;
+  /** Every point of a document in passage order (empty when missing or invisible). */
+  getDocument(docUri: string, visibility: Visibility): Promise<NodeRecord[]>;
+  /** Dense vectors by indexed URI (for MMR), null where missing. */
+  vectors(uris: string[], visibility: Visibility): Promise<Array<Float32Array | null>>;
+  /** True when any point has this URI or lives under `uri/`. */
+  exists(uri: string, visibility: Visibility): Promise<boolean>;
+  /** Counts. */
+  stats(account?: string): Promise<IndexStats>;
+  /** Readiness probe. */
+  ping(): Promise<boolean>;
+  /** Release resources. */
+  close(): Promise<void>;
+}

@@ -1,1 +1,8 @@
+/**
+ * @ctxmesh/kernel: the pure context-assembly logic shared by the services and by the
+ * in-process benchmark. No I/O here: callers inject searches and body reads.
+ */
 export * from './uri';
+export * from './budget';
+export * from './gather';
+export * from './request';

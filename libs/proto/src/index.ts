@@ -2,6 +2,7 @@
  * @ctxmesh/proto: the generated contracts (src/gen, DO NOT EDIT) re-exported by package.
  */
 export * as common from './gen/ctxmesh/common/v1/common';
+export * as status from './gen/ctxmesh/common/v1/status';
 export * as gather from './gen/ctxmesh/gather/v1/gather';
 export * as tierReader from './gen/ctxmesh/tier_reader/v1/tier_reader';
 export * as budgetRender from './gen/ctxmesh/budget_render/v1/budget_render';

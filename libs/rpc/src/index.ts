@@ -1,1 +1,5 @@
-export {};
+export * from './errors';
+export * from './budget';
+export * from './server';
+export * from './client';
+export * from './health';

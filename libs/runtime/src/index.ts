@@ -1,1 +1,3 @@
-export {};
+export * from './config';
+export * from './logger';
+export * from './connections';

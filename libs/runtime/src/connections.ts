@@ -1,0 +1,34 @@
+/**
+ * Connection factories for the production stores. Nothing here falls back to an embedded
+ * store: a configured store that cannot be reached is an error at start-up.
+ */
+import Redis from 'ioredis';
+import { connect as natsConnect, type NatsConnection } from '@nats-io/transport-node';
+import { QdrantClient } from '@qdrant/js-client-rest';
+
+/** Connect to Redis and verify it answers PING within `timeoutMs`. */
+export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: timeoutMs, enableAutoPipelining: true });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (err) {
+    redis.disconnect();
+    throw new Error(`cannot reach Redis at ${url}: ${(err as Error).message}`, { cause: err });
+  }
+  return redis;
+}
+
+/** Connect to NATS (JetStream must be enabled on the server for the bus). */
+export async function connectNats(url: string, name: string, timeoutMs = 5000): Promise<NatsConnection> {
+  try {
+    return await natsConnect({ servers: url.split(',').map((s) => s.trim()), name, timeout: timeoutMs, maxReconnectAttempts: -1 });
+  } catch (err) {
+    throw new Error(`cannot reach NATS at ${url}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** A Qdrant REST client (connectivity is checked by the adapter's ping). */
+export function qdrantClient(url: string, apiKey?: string): QdrantClient {
+  return new QdrantClient({ url, apiKey, checkCompatibility: false });
+}

@@ -1,0 +1,73 @@
+/**
+ * Render (context-contract §6.1–§6.2): `<memory>` fragments, attribute escaping, tag
+ * neutralisation and the entry JSON.
+ */
+import { PY_WS_CLASS, formatFixed2 } from './python';
+import type { Tier } from './tiers';
+
+/**
+ * Escape an attribute value: `&` → `&amp;`, `"` → `&quot;`, `<` → `&lt;` (in that order; `>`
+ * and `'` are kept).
+ */
+export function escapeAttr(value: string): string {
+  if (!/[&"<]/.test(value)) return value;
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+}
+
+// `<` + optional `/` + `memory` in any case, followed by Python whitespace, `/` or `>`.
+const FORGED_TAG = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>])`, 'gi');
+
+/**
+ * Defuse forged `<memory …>`/`</memory>` tags in a body: each becomes `<\memory`/`<\/memory`
+ * with the word lower-cased, so the only real tags in `rendered` are the entries' own.
+ * `<memoryX>` and `< memory>` are not tags and stay as they are.
+ */
+export function neutralizeTags(body: string): string {
+  if (!body.includes('<')) return body;
+  return body.replace(FORGED_TAG, (_m, slash: string) => `<\\${slash}memory`);
+}
+
+/** What a fragment shows of one entry. */
+export interface FragmentInput {
+  readonly uri: string;
+  readonly category: string;
+  readonly score: number;
+  readonly detail: Tier;
+  /** Tier text (raw; neutralised here); `""` renders the self-closing form. */
+  readonly text: string;
+}
+
+/**
+ * The opening tag of an entry without its closing `>` or ` />`:
+ * `<memory uri="U" type="C" score="S" detail="D"`, score as Python `%.2f`.
+ */
+export function fragmentHead(uri: string, category: string, score: number, detail: Tier): string {
+  return `<memory uri="${escapeAttr(uri)}" type="${escapeAttr(category)}" score="${formatFixed2(score)}" detail="${detail}"`;
+}
+
+/**
+ * One rendered fragment (§6.1): `head>\nbody\n</memory>` with text, `head />` without.
+ */
+export function renderFragment(e: FragmentInput): string {
+  const head = fragmentHead(e.uri, e.category, e.score, e.detail);
+  return e.text === '' ? `${head} />` : `${head}>\n${neutralizeTags(e.text)}\n</memory>`;
+}
+
+/** One entry of the context result, keys in wire order (§6.2). */
+export interface ContextEntry {
+  /** Node URI (the directory, never the sidecar). */
+  readonly uri: string;
+  readonly category: string;
+  /** Raw retrieval score. */
+  readonly score: number;
+  /** Served tier. */
+  readonly detail: Tier;
+  /** Tier text, raw (not neutralised); `""` for `uri`. */
+  readonly text: string;
+  readonly origin: string;
+}
+
+/** `rendered` (§6.1): the entries' fragments joined by `\n`; `""` for no entries. */
+export function renderEntries(entries: readonly FragmentInput[]): string {
+  return entries.map(renderFragment).join('\n');
+}

@@ -1,0 +1,132 @@
+/**
+ * Token counting (context-contract §5.1): the CJK-aware estimator, plus exact counting with
+ * `gpt-tokenizer` encodings for callers that name one.
+ */
+
+/** Tokenizer names a request may select. `"estimate"` is the contract's default. */
+export const TOKENIZERS = ['estimate', 'o200k_base', 'cl100k_base'] as const;
+
+/** One of {@link TOKENIZERS}. */
+export type TokenizerName = (typeof TOKENIZERS)[number];
+
+/** The tokenizer used when a request names none. */
+export const DEFAULT_TOKENIZER: TokenizerName = 'estimate';
+
+/** A tokenizer name that is not one of {@link TOKENIZERS}; the gateway answers 400. */
+export class UnknownTokenizerError extends Error {
+  override readonly name = 'UnknownTokenizerError';
+  constructor(readonly tokenizer: string) {
+    super(`unknown tokenizer '${tokenizer}'; expected one of ${TOKENIZERS.join(', ')}`);
+  }
+}
+
+/**
+ * Validate a tokenizer name.
+ * @param name the requested name; `undefined`/`null` select {@link DEFAULT_TOKENIZER}
+ * @throws UnknownTokenizerError for any other value
+ */
+export function resolveTokenizer(name: unknown): TokenizerName {
+  if (name === undefined || name === null) return DEFAULT_TOKENIZER;
+  if (typeof name === 'string' && (TOKENIZERS as readonly string[]).includes(name)) return name as TokenizerName;
+  throw new UnknownTokenizerError(String(name));
+}
+
+/**
+ * Estimator weight of one code point, in quarter tokens: 6 (1.5) for the listed CJK, kana,
+ * Hangul, fullwidth and CJK-punctuation ranges, 8 (2.0) for any other astral code point,
+ * 1 (0.25) otherwise. Quarters keep the sum an exact integer, as Python's float sum of
+ * 0.25/1.5/2.0 is exact at any realistic length.
+ */
+function quarterWeight(cp: number): number {
+  if (cp < 0x1100) return 1;
+  if (
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0x20000 && cp <= 0x2ebef) ||
+    (cp >= 0x3040 && cp <= 0x30ff) ||
+    (cp >= 0x31f0 && cp <= 0x31ff) ||
+    (cp >= 0xac00 && cp <= 0xd7af) ||
+    (cp >= 0x1100 && cp <= 0x11ff) ||
+    (cp >= 0x3130 && cp <= 0x318f) ||
+    (cp >= 0xff00 && cp <= 0xffef) ||
+    (cp >= 0x3000 && cp <= 0x303f)
+  ) {
+    return 6;
+  }
+  return cp > 0xffff ? 8 : 1;
+}
+
+/**
+ * The estimator's raw sum for `s`, in quarter tokens (see {@link estimateTokens}). Sums of
+ * concatenated strings add up, which lets the budget price a fragment without building it.
+ * A lone surrogate counts as one BMP code point (0.25), as Python sees it.
+ */
+export function estimateQuarters(s: string): number {
+  let q = 0;
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x1100) {
+      q += 1;
+    } else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        q += quarterWeight(((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000);
+        i++;
+      } else {
+        q += 1;
+      }
+    } else {
+      q += quarterWeight(c);
+    }
+  }
+  return q;
+}
+
+/**
+ * The CJK-aware estimate: `ceil(Σ weight(code point))`, weights 1.5 / 2.0 / 0.25 (§5.1).
+ * Examples: `"abcd"` → 1, `"abcde"` → 2, `"中文"` → 3, `"😀"` → 2, `""` → 0.
+ */
+export function estimateTokens(s: string): number {
+  return Math.ceil(estimateQuarters(s) / 4);
+}
+
+/** The slice of a `gpt-tokenizer` encoding module that counting needs. */
+interface Encoding {
+  countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
+}
+
+const encodings = new Map<TokenizerName, Encoding>();
+
+// Special-token strings inside content (e.g. "<|endoftext|>") are ordinary text for
+// budgeting; gpt-tokenizer would otherwise throw on them.
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+
+/** Load an encoding on first use, so that the estimate path never pays for the BPE tables. */
+function encodingFor(name: Exclude<TokenizerName, 'estimate'>): Encoding {
+  let enc = encodings.get(name);
+  if (!enc) {
+    // Static specifiers (not a computed path) keep bundlers and tsc able to see them.
+    enc =
+      name === 'o200k_base'
+        ? (require('gpt-tokenizer/encoding/o200k_base') as Encoding)
+        : (require('gpt-tokenizer/encoding/cl100k_base') as Encoding);
+    encodings.set(name, enc);
+  }
+  return enc;
+}
+
+/**
+ * Count the tokens of `text` with the named tokenizer.
+ * @param tokenizer `"estimate"` (default, the §5.1 estimator), `"o200k_base"` or `"cl100k_base"`
+ *   (exact BPE counts; special-token strings count as plain text)
+ * @throws UnknownTokenizerError for any other name
+ */
+export function countTokens(text: string, tokenizer: string = DEFAULT_TOKENIZER): number {
+  if (tokenizer === 'estimate') return estimateTokens(text);
+  if (tokenizer === 'o200k_base' || tokenizer === 'cl100k_base') {
+    return text === '' ? 0 : encodingFor(tokenizer).countTokens(text, AS_TEXT);
+  }
+  throw new UnknownTokenizerError(tokenizer);
+}

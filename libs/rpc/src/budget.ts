@@ -7,7 +7,6 @@
 import type { CallOptions, ServerUnaryCall } from '@grpc/grpc-js';
 
 /** An inbound call (grpc-js does not export its InboundCall type). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type InboundCall = ServerUnaryCall<any, any>;
 import { Code, CtxError, Reasons } from './errors';
 

@@ -35,9 +35,12 @@ export interface CallContext {
 /** A unary handler: request in, response out; throws CtxError for known failures. */
 export type Handler<Req, Res> = (req: Req, ctx: CallContext) => Promise<Res>;
 
+/** Keys of a generated `…Server` interface without grpc-js's string index signature. */
+type MethodKeys<S> = keyof { [K in keyof S as string extends K ? never : K]: S[K] };
+
 /** Handlers for a generated `…Server` interface. */
 export type Handlers<S> = {
-  [K in keyof S]: S[K] extends handleUnaryCall<infer Req, infer Res> ? Handler<Req, Res> : never;
+  [K in MethodKeys<S>]: S[K] extends handleUnaryCall<infer Req, infer Res> ? Handler<Req, Res> : never;
 };
 
 /** What the server adapter reports per call (metrics hook). */

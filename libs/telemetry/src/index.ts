@@ -1,1 +1,85 @@
-export {};
+/**
+ * @ctxmesh/telemetry: the ONLY package that imports the OpenTelemetry SDK and
+ * instrumentations (others use @opentelemetry/api), plus the Prometheus registry.
+ *
+ * Tracing is opt-in: it starts only when OTEL_EXPORTER_OTLP_ENDPOINT (or
+ * OTEL_TRACES_EXPORTER) is configured, so a laptop run pays nothing for it. Start it before
+ * anything imports grpc-js or http (STYLE B7 step 2).
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** Process-wide metrics registry (`GET /metrics`). */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'ctxmesh_' });
+
+/** gRPC server handler latency by service, method and status code. */
+export const rpcDuration = new Histogram({
+  name: 'ctxmesh_rpc_server_duration_seconds',
+  help: 'gRPC handler latency',
+  labelNames: ['service', 'method', 'code'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+/** HTTP request latency at the gateway by route and status. */
+export const httpDuration = new Histogram({
+  name: 'ctxmesh_http_request_duration_seconds',
+  help: 'HTTP request latency at the gateway',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+/** Pipeline stage latency by pipeline, stage and outcome (ok, skipped, failed, timeout). */
+export const stageDuration = new Histogram({
+  name: 'ctxmesh_stage_duration_seconds',
+  help: 'Orchestrator stage latency',
+  labelNames: ['pipeline', 'stage', 'outcome'] as const,
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [registry],
+});
+
+/** Events processed by the indexer by outcome. */
+export const ingestEvents = new Counter({
+  name: 'ctxmesh_ingest_events_total',
+  help: 'Ingest events handled by the indexer',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/** Observer for `implement({ observe })` of @ctxmesh/rpc. */
+export function observeRpc(o: { service: string; method: string; code: string; durationMs: number }): void {
+  rpcDuration.labels(o.service, o.method, o.code).observe(o.durationMs / 1000);
+}
+
+/** A started telemetry pipeline. */
+export interface Telemetry {
+  /** True when traces are exported. */
+  tracing: boolean;
+  /** Flush and stop. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Start OpenTelemetry tracing when configured by the standard OTEL_* environment
+ * variables; otherwise a no-op.
+ */
+export function startTelemetry(serviceName: string, env: Record<string, string | undefined> = process.env): Telemetry {
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT && !env.OTEL_TRACES_EXPORTER) {
+    return { tracing: false, shutdown: async () => undefined };
+  }
+  // Loaded lazily so a run without tracing never pays for the SDK.
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
+    traceExporter: new OTLPTraceExporter(),
+    instrumentations: [new GrpcInstrumentation(), new HttpInstrumentation()],
+  });
+  sdk.start();
+  return { tracing: true, shutdown: () => sdk.shutdown() };
+}

@@ -1,0 +1,50 @@
+// Lint rules that guard the architecture (STYLE B2): libs never import services, a service
+// never imports another service, only libs/proto touches generated code, no deep imports
+// into another package's src, no import cycles, no floating promises.
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+const SERVICES = ['gateway', 'orchestrator', 'gather', 'tier-reader', 'budget-render', 'ledger', 'rewrite', 'sessions', 'indexer'];
+
+const deepImports = { group: ['@ctxmesh/*/src/*', '@ctxmesh/*/dist/*'], message: 'import the package, not its internals' };
+const genImports = { group: ['**/gen/**'], message: 'generated code is reached through @ctxmesh/proto only' };
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', 'libs/proto/src/gen/**', 'coverage/**', '.ctxmesh/**', 'bench/results/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  {
+    files: ['**/*.ts'],
+    extends: [tseslint.configs.base],
+    plugins: { 'import-x': importX },
+    languageOptions: { parserOptions: { project: './tsconfig.test.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      'import-x/no-cycle': ['error', { maxDepth: 10, ignoreExternal: true }],
+      'no-restricted-imports': ['error', { patterns: [deepImports, genImports] }],
+    },
+  },
+  {
+    files: ['libs/**/*.ts'],
+    ignores: ['libs/proto/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [deepImports, genImports, { group: SERVICES.map((s) => `@ctxmesh/${s}`), message: 'libs never import services' }] },
+      ],
+    },
+  },
+  ...SERVICES.map((svc) => ({
+    files: [`services/${svc}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            deepImports,
+            genImports,
+            { group: SERVICES.filter((s) => s !== svc).map((s) => `@ctxmesh/${s}`), message: 'a service never imports another service: call its RPC' },
+          ],
+        },
+      ],
+    },
+  })),
+);

@@ -1,0 +1,72 @@
+import { cosine } from './embedder';
+import { LexicalEmbedder } from './lexical';
+
+const emb = new LexicalEmbedder();
+const sim = (a: string, b: string): number => cosine(emb.embedOne(a), emb.embedOne(b));
+
+describe('LexicalEmbedder', () => {
+  it('returns unit vectors of the configured dimension', async () => {
+    const [v] = await emb.embed(['Redis connection timed out during startup']);
+    expect(v).toHaveLength(512);
+    const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+    expect(norm).toBeCloseTo(1, 5);
+  });
+
+  it('is deterministic across instances', async () => {
+    const other = new LexicalEmbedder();
+    const [a] = await emb.embed(['圣诞节晚会上跳舞']);
+    const [b] = await other.embed(['圣诞节晚会上跳舞']);
+    expect(Array.from(a)).toEqual(Array.from(b));
+    expect(other.id).toBe(emb.id);
+  });
+
+  it('maps text without features to the zero vector', () => {
+    expect(Array.from(emb.embedOne('  ... the and of !!')).every((x) => x === 0)).toBe(true);
+  });
+
+  it('rejects a dimension that is not a power of two in range', () => {
+    expect(() => new LexicalEmbedder({ dimension: 300 })).toThrow(RangeError);
+    expect(() => new LexicalEmbedder({ dimension: 32 })).toThrow(RangeError);
+  });
+
+  it('changes its id when weights change', () => {
+    expect(new LexicalEmbedder({ weights: { charGram: 0.5 } }).id).not.toBe(emb.id);
+    expect(new LexicalEmbedder({ dimension: 256 }).id).toBe('lexical-v1-d256');
+  });
+
+  describe('cosine calibration around the 0.35 client threshold', () => {
+    const cases: Array<[string, string, string]> = [
+      [
+        'English',
+        'The deployment pipeline failed because the Redis connection timed out during startup.',
+        'The deploy pipeline fails when the Redis connection times out at startup.',
+      ],
+      ['English', 'Bart danced at the Christmas party and felt very happy.', 'Bart danced at the Christmas party, feeling very happy.'],
+      ['Chinese', '部署流水线因为启动时Redis连接超时而失败。', '部署流水线失败了，因为启动时Redis连接超时。'],
+      ['Chinese', 'Bart在圣诞节晚会上跳舞，感觉非常开心。', 'Bart在圣诞晚会上跳舞，感到很开心。'],
+    ];
+    it.each(cases)('scores a near-verbatim %s match well above 0.35', (_lang, a, b) => {
+      expect(sim(a, b)).toBeGreaterThan(0.6);
+    });
+
+    const unrelated: Array<[string, string, string]> = [
+      ['English', 'The deployment pipeline failed because the Redis connection timed out during startup.', 'My grandmother bakes an apple pie every Sunday afternoon.'],
+      ['English', 'Lisa practised the piano for two hours before her recital.', 'Quarterly revenue grew thanks to the new pricing model.'],
+      ['Chinese', '部署流水线因为启动时Redis连接超时而失败。', '我奶奶每个星期天下午都会烤苹果派。'],
+      ['Chinese', 'Lisa在钢琴独奏会前练习了两个小时。', '由于新的定价模式，季度收入有所增长。'],
+    ];
+    it.each(unrelated)('scores an unrelated %s text well below 0.35', (_lang, a, b) => {
+      expect(Math.abs(sim(a, b))).toBeLessThan(0.15);
+    });
+  });
+
+  it('gives partial credit to inflections through stems and character n-grams', () => {
+    expect(sim('parties', 'party')).toBeGreaterThan(0.3);
+    expect(sim('configuration', 'configure')).toBeGreaterThan(0.12);
+    expect(sim('configuration', 'banana')).toBeLessThan(0.1);
+  });
+
+  it('ranks a Chinese two-character word match above a miss', () => {
+    expect(sim('魔术', '元旦晚会我要表演魔术')).toBeGreaterThan(sim('魔术', '元旦晚会我要表演跳舞'));
+  });
+});

@@ -1,0 +1,99 @@
+import { hash32, isCjkChar, lexicalTerms, normalizeText, segmentText, sparseVector, stemWord } from './tokenize';
+
+describe('normalizeText', () => {
+  it('folds case and full-width forms with NFKC', () => {
+    expect(normalizeText('ＡＢＣ１２３ Hello')).toBe('abc123 hello');
+  });
+});
+
+describe('segmentText', () => {
+  it('splits words at punctuation and keeps CJK runs apart from Latin words', () => {
+    expect(segmentText('Redis连接超时, retry!')).toEqual([
+      { kind: 'word', text: 'redis' },
+      { kind: 'cjk', text: '连接超时' },
+      { kind: 'word', text: 'retry' },
+    ]);
+  });
+
+  it('drops apostrophes inside words instead of splitting', () => {
+    expect(segmentText("Bart’s don't")).toEqual([
+      { kind: 'word', text: 'barts' },
+      { kind: 'word', text: 'dont' },
+    ]);
+  });
+
+  it('ends a CJK run at a particle such as 的', () => {
+    expect(segmentText('我的猫').map((s) => s.text)).toEqual(['我', '猫']);
+  });
+
+  it('treats kana and Hangul as CJK', () => {
+    expect(isCjkChar('か')).toBe(true);
+    expect(isCjkChar('한')).toBe(true);
+    expect(isCjkChar('a')).toBe(false);
+    expect(segmentText('東京タワー').map((s) => s.kind)).toEqual(['cjk']);
+  });
+});
+
+describe('stemWord', () => {
+  it.each([
+    ['parties', 'parti'],
+    ['party', 'parti'],
+    ['caresses', 'caress'],
+    ['running', 'run'],
+    ['hoped', 'hope'],
+    ['agreed', 'agree'],
+    ['cats', 'cat'],
+    ['timed', 'time'],
+    ['happy', 'happi'],
+  ])('stems %s to %s', (word, stem) => {
+    expect(stemWord(word)).toBe(stem);
+  });
+
+  it('leaves short words, digits and non-Latin words alone', () => {
+    expect(stemWord('is')).toBe('is');
+    expect(stemWord('mp3s')).toBe('mp3s');
+    expect(stemWord('привет')).toBe('привет');
+  });
+});
+
+describe('lexicalTerms', () => {
+  it('emits stemmed non-stop words', () => {
+    expect(lexicalTerms('The parties were running late').main).toEqual(['parti', 'run', 'late']);
+  });
+
+  it('emits CJK bigrams as main terms and non-stop unigrams as minor terms', () => {
+    const t = lexicalTerms('表演魔术');
+    expect(t.main).toEqual(['表演', '演魔', '魔术']);
+    expect(t.minor).toEqual(['表', '演', '魔', '术']);
+  });
+
+  it('keeps a one-character CJK run as a main term so one-character queries match', () => {
+    expect(lexicalTerms('猫').main).toEqual(['猫']);
+  });
+
+  it('drops bigrams made only of stop characters', () => {
+    expect(lexicalTerms('我们').main).toEqual([]);
+  });
+});
+
+describe('hash32', () => {
+  it('is deterministic and unsigned', () => {
+    expect(hash32('redis')).toBe(hash32('redis'));
+    expect(hash32('redis')).not.toBe(hash32('redit'));
+    expect(hash32('魔术')).toBeGreaterThanOrEqual(0);
+    expect(hash32('魔术')).toBeLessThan(2 ** 32);
+  });
+});
+
+describe('sparseVector', () => {
+  it('returns ascending unique ids with sublinear weights and light unigram weights', () => {
+    const v = sparseVector('cat cat cat dog 猫狗');
+    expect([...v.indices].sort((a, b) => a - b)).toEqual(v.indices);
+    expect(new Set(v.indices).size).toBe(v.indices.length);
+    const w = (term: string): number => v.values[v.indices.indexOf(hash32(term))];
+    expect(w('cat')).toBeCloseTo(1 + Math.log(3));
+    expect(w('dog')).toBeCloseTo(1);
+    expect(w('猫狗')).toBeCloseTo(1);
+    expect(w('猫')).toBeCloseTo(0.3);
+  });
+});

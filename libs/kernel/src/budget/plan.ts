@@ -7,7 +7,7 @@ import { pyStrip } from './python';
 import { type OverviewOptions, type TierTexts, FrontMatterError, prepareTierTexts } from './overview';
 import { type ContextEntry, fragmentHead, neutralizeTags } from './render';
 import { type DetailSpec, type Tier, type TierPolicy, isMemoryCategory, normalizeDetail, pinFor, tierPolicy, tierRank } from './tiers';
-import { type TokenizerName, countTokens, estimateQuarters, resolveTokenizer } from './tokens';
+import { type TokenizerName, countTokensWithin, estimateQuarters, resolveTokenizer } from './tokens';
 
 /** A ranked candidate as gathered (§3.5); field names follow the reference kernel. */
 export interface Candidate {
@@ -78,32 +78,45 @@ const SELF_CLOSE_Q = estimateQuarters(' />');
 
 /**
  * Prices rendered fragments in one tokenizer, remembering what it has counted: the estimate
- * of a text is additive, so a body shared by several candidates is scanned once, and an exact
- * tokenizer sees each distinct fragment once.
+ * of a text is additive, so a body shared by several candidates is scanned once; an exact
+ * tokenizer sees each distinct fragment at most once per limit it could not settle, and
+ * stops encoding as soon as a fragment is over the limit being checked.
  */
 class FragmentPricer {
   private readonly textQuarters = new Map<string, number>();
+  /** Exact counts, or (negative) `-L` meaning "proven to exceed L". */
   private readonly fragmentTokens = new Map<string, number>();
   constructor(readonly tokenizer: TokenizerName) {}
 
-  /** Tokens of the fragment `head` + text (or the self-closing form when `text` is `""`). */
-  price(head: string, text: string): number {
+  /**
+   * Tokens of the fragment `head` + text (the self-closing form when `text` is `""`), or
+   * `Infinity` when it is more than `limit`.
+   */
+  price(head: string, text: string, limit: number): number {
     if (this.tokenizer === 'estimate') {
       const h = estimateQuarters(head);
-      if (text === '') return Math.ceil((h + SELF_CLOSE_Q) / 4);
-      let t = this.textQuarters.get(text);
-      if (t === undefined) {
-        t = estimateQuarters(neutralizeTags(text));
-        this.textQuarters.set(text, t);
+      let q: number;
+      if (text === '') {
+        q = h + SELF_CLOSE_Q;
+      } else {
+        let t = this.textQuarters.get(text);
+        if (t === undefined) {
+          t = estimateQuarters(neutralizeTags(text));
+          this.textQuarters.set(text, t);
+        }
+        q = h + OPEN_TAIL_Q + t + CLOSE_TAIL_Q;
       }
-      return Math.ceil((h + OPEN_TAIL_Q + t + CLOSE_TAIL_Q) / 4);
+      const n = Math.ceil(q / 4);
+      return n <= limit ? n : Infinity;
     }
     const fragment = text === '' ? `${head} />` : `${head}>\n${neutralizeTags(text)}\n</memory>`;
-    let n = this.fragmentTokens.get(fragment);
-    if (n === undefined) {
-      n = countTokens(fragment, this.tokenizer);
-      this.fragmentTokens.set(fragment, n);
+    const known = this.fragmentTokens.get(fragment);
+    if (known !== undefined) {
+      if (known >= 0) return known <= limit ? known : Infinity;
+      if (limit <= -known) return Infinity;
     }
+    const n = countTokensWithin(fragment, limit, this.tokenizer);
+    this.fragmentTokens.set(fragment, n === Infinity ? -Math.max(limit, 0) : n);
     return n;
   }
 }
@@ -113,7 +126,6 @@ interface Slot {
   readonly candidate: Candidate;
   readonly policy: TierPolicy;
   readonly texts: Record<Tier, string>;
-  readonly tokens: Partial<Record<Tier, number>>;
 }
 
 function slotFor(candidate: Candidate, spec: DetailSpec, texts: PlanItem['texts']): Slot {
@@ -129,18 +141,13 @@ function slotFor(candidate: Candidate, spec: DetailSpec, texts: PlanItem['texts'
       overview: texts?.overview ?? '',
       full: isDirectory ? '' : (texts?.full ?? ''),
     },
-    tokens: {},
   };
 }
 
-function tokensOf(slot: Slot, tier: Tier, pricer: FragmentPricer): number {
-  let n = slot.tokens[tier];
-  if (n === undefined) {
-    const c = slot.candidate;
-    n = pricer.price(fragmentHead(c.uri, c.category, c.score, tier), slot.texts[tier]);
-    slot.tokens[tier] = n;
-  }
-  return n;
+/** Fragment tokens of a slot at a tier, or `Infinity` when over `limit`. */
+function tokensOf(slot: Slot, tier: Tier, pricer: FragmentPricer, limit: number): number {
+  const c = slot.candidate;
+  return pricer.price(fragmentHead(c.uri, c.category, c.score, tier), slot.texts[tier], limit);
 }
 
 /** One body the tier-reader must fetch. */
@@ -194,7 +201,7 @@ export function planReads(
     const slot = slotFor(candidate, spec, null);
     const need =
       tierRank(slot.policy.ceiling) >= tierRank('overview') ||
-      (isMemoryCategory(candidate.category) && slot.texts.abstract !== '' && tokensOf(slot, 'abstract', pricer) > cap);
+      (isMemoryCategory(candidate.category) && slot.texts.abstract !== '' && tokensOf(slot, 'abstract', pricer, cap) > cap);
     if (need) reads.push({ index, uri: candidate.uri, contentUri: contentUriOf(candidate) });
     return need;
   });
@@ -247,11 +254,13 @@ export function planAndRender(
     const sep = placed.length > 0 ? 1 : 0;
     let chosen: Tier | null = null;
     let chosenTokens = 0;
+    const room = max - used - sep;
     for (const tier of slot.policy.fallback) {
       if (tier !== 'uri' && slot.texts[tier] === '') continue;
-      const n = tokensOf(slot, tier, pricer);
-      if (tier !== 'uri' && n > cap) continue;
-      if (used + n + sep > max) continue;
+      // The cap bounds every tier but `uri`; the remaining budget bounds all of them.
+      const limit = tier === 'uri' ? room : Math.min(cap, room);
+      const n = tokensOf(slot, tier, pricer, limit);
+      if (n > limit) continue;
       chosen = tier;
       chosenTokens = n;
       break;
@@ -276,9 +285,10 @@ export function planAndRender(
     for (const p of placed) {
       if (tierRank(p.tier) >= tierRank(target) || tierRank(target) > tierRank(p.slot.policy.ceiling)) continue;
       if (p.slot.texts[target] === '') continue;
-      const n = tokensOf(p.slot, target, pricer);
-      if (pass.capped && n > cap) continue;
-      if (used + n - p.tokens > max) continue;
+      const room = max - used + p.tokens;
+      const limit = pass.capped ? Math.min(cap, room) : room;
+      const n = tokensOf(p.slot, target, pricer, limit);
+      if (n > limit) continue;
       used += n - p.tokens;
       p.tier = target;
       p.tokens = n;

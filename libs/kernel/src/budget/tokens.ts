@@ -95,6 +95,7 @@ export function estimateTokens(s: string): number {
 /** The slice of a `gpt-tokenizer` encoding module that counting needs. */
 interface Encoding {
   countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
+  isWithinTokenLimit(text: string, limit: number, options?: { disallowedSpecial?: Set<string> }): number | false;
 }
 
 const encodings = new Map<TokenizerName, Encoding>();
@@ -129,4 +130,22 @@ export function countTokens(text: string, tokenizer: string = DEFAULT_TOKENIZER)
     return text === '' ? 0 : encodingFor(tokenizer).countTokens(text, AS_TEXT);
   }
   throw new UnknownTokenizerError(tokenizer);
+}
+
+/**
+ * Count the tokens of `text` only as far as needed to compare with `limit`: the exact count
+ * when it is at most `limit`, else `Infinity`. An exact tokenizer stops encoding once the
+ * limit is passed, which keeps oversized bodies cheap to reject.
+ * @param limit token limit (inclusive)
+ * @throws UnknownTokenizerError for an unknown tokenizer name
+ */
+export function countTokensWithin(text: string, limit: number, tokenizer: string = DEFAULT_TOKENIZER): number {
+  if (tokenizer === 'o200k_base' || tokenizer === 'cl100k_base') {
+    if (text === '') return 0 <= limit ? 0 : Infinity;
+    if (limit < 0) return Infinity;
+    const n = encodingFor(tokenizer).isWithinTokenLimit(text, limit, AS_TEXT);
+    return n === false ? Infinity : n;
+  }
+  const n = countTokens(text, tokenizer);
+  return n <= limit ? n : Infinity;
 }

@@ -1,1 +1,5 @@
-export {};
+/**
+ * Context-mode candidate gathering (context-contract §3).
+ */
+export * from './targets';
+export * from './gather';

@@ -1,0 +1,829 @@
+import { lexicalTerms } from '@ctxmesh/embedder';
+import type {
+  FieldSet,
+  IndexStats,
+  NodeRecord,
+  NodeSummary,
+  SearchHit,
+  SearchQuery,
+  VectorIndex,
+  Visibility,
+} from '../ports/vector-index';
+import type { EmbeddedDb } from './db';
+import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility, defaultScopeRoots, isUnderPrefix } from './filter';
+import { monotoneScores, reciprocalRankFusion } from './fusion';
+import { type CacheRow, ScanCache, type Shard } from './scan-cache';
+
+/** A record or query that does not fit the index (wrong dimension, mixed documents, bad URI). */
+export class InvalidRecordError extends Error {
+  override readonly name = 'InvalidRecordError';
+}
+
+/** The SQLite file holds an index of another dimension than the one asked for. */
+export class IndexDimensionMismatchError extends Error {
+  override readonly name = 'IndexDimensionMismatchError';
+  constructor(
+    readonly stored: number,
+    readonly requested: number,
+  ) {
+    super(`vector index was created with dimension ${stored}, opened with ${requested}`);
+  }
+}
+
+/** Tuning knobs of the hybrid search (defaults tuned on MADial-Bench; see `scripts/madial-eval.mjs`). */
+export interface HybridTuning {
+  /** RRF rank constant. @default 60 */
+  rrfK: number;
+  /** RRF weight of the dense leg. @default 1 */
+  denseWeight: number;
+  /** RRF weight of the lexical leg. @default 1 */
+  lexicalWeight: number;
+  /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. @default 50 */
+  legMin: number;
+  /** @default 3 */
+  legFactor: number;
+  /** BM25 weight of CJK unigram terms relative to main terms. @default 0.3 */
+  minorWeight: number;
+  /** At most this many distinct lexical query terms (the rarest by document frequency are kept). @default 48 */
+  maxQueryTerms: number;
+  /** Lexical query terms in more than this fraction of documents are dropped (they only cost time). @default 0.5 */
+  maxTermDocFraction: number;
+}
+
+/** Options of {@link EmbeddedVectorIndex}. */
+export interface EmbeddedVectorIndexOptions {
+  /** Dense dimension; must match an existing index in the file. */
+  dimension: number;
+  /** Hybrid-search tuning overrides. */
+  tuning?: Partial<HybridTuning>;
+}
+
+/** Default {@link HybridTuning}. */
+export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
+  rrfK: 60,
+  denseWeight: 1,
+  lexicalWeight: 1,
+  legMin: 50,
+  legFactor: 3,
+  minorWeight: 0.3,
+  maxQueryTerms: 48,
+  maxTermDocFraction: 0.5,
+});
+
+/** Rows fetched from FTS5 per distinct query text before per-search filtering. */
+const LEX_FETCH = 1000;
+/** Change-log rows kept before pruning (readers further behind reload everything). */
+const CHANGE_LOG_KEEP = 20_000;
+
+const SUMMARY_COLS =
+  'id, uri, doc_uri, parent_uri, context_type, category, level, account, owner, peer, workspace, subject, tags, created_at, updated_at, valid_from, valid_to, title, abstract, content_hash, passage_index, links';
+const FULL_COLS = SUMMARY_COLS + ', overview, body, lexical_text';
+
+interface NodeRow {
+  id: number;
+  uri: string;
+  doc_uri: string;
+  parent_uri: string;
+  context_type: string;
+  category: string;
+  level: number;
+  account: string;
+  owner: string;
+  peer: string;
+  workspace: string;
+  subject: string;
+  tags: string;
+  created_at: number;
+  updated_at: number;
+  valid_from: number | null;
+  valid_to: number | null;
+  title: string;
+  abstract: string;
+  content_hash: string;
+  passage_index: number;
+  links: string;
+  overview?: string;
+  body?: string;
+  lexical_text?: string;
+}
+
+function toSummary(r: NodeRow, withOverview: boolean): NodeSummary {
+  const s: NodeSummary = {
+    uri: r.uri,
+    docUri: r.doc_uri,
+    parentUri: r.parent_uri,
+    contextType: r.context_type as NodeSummary['contextType'],
+    category: r.category,
+    level: r.level,
+    account: r.account,
+    owner: r.owner,
+    peer: r.peer,
+    workspace: r.workspace,
+    subject: r.subject,
+    tags: JSON.parse(r.tags) as string[],
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    validFrom: r.valid_from,
+    validTo: r.valid_to,
+    title: r.title,
+    abstract: r.abstract,
+    contentHash: r.content_hash,
+    passageIndex: r.passage_index,
+    links: JSON.parse(r.links) as string[],
+  };
+  if (withOverview && r.overview !== undefined) s.overview = r.overview;
+  return s;
+}
+
+function vecBlob(v: Float32Array): Buffer {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+function blobVec(b: Buffer): Float32Array {
+  // Copy: the buffer belongs to better-sqlite3 and may not be 4-byte aligned.
+  const out = new Float32Array(b.byteLength / 4);
+  new Uint8Array(out.buffer).set(b);
+  return out;
+}
+
+/** The text indexed lexically for a record. */
+function lexicalSource(r: Pick<NodeRecord, 'lexicalText' | 'abstract' | 'body' | 'title'>): string {
+  if (r.lexicalText && r.lexicalText.trim() !== '') return r.lexicalText;
+  return r.abstract === r.body ? r.body : `${r.abstract}\n${r.body}`;
+}
+
+/** FTS5 string literal. */
+function ftsQuote(term: string): string {
+  return '"' + term.replace(/"/g, '""') + '"';
+}
+
+/** Bounded top-k by score (min-heap on score), for scanning many rows cheaply. */
+class TopK {
+  readonly slots: number[] = [];
+  readonly scores: number[] = [];
+  constructor(private readonly k: number) {}
+  /** Lowest score kept, or -Infinity while not full. */
+  get floor(): number {
+    return this.slots.length < this.k ? -Infinity : this.scores[0];
+  }
+  push(slot: number, score: number): void {
+    const { slots, scores } = this;
+    if (slots.length < this.k) {
+      slots.push(slot);
+      scores.push(score);
+      let i = slots.length - 1;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (scores[p] <= scores[i]) break;
+        [scores[p], scores[i]] = [scores[i], scores[p]];
+        [slots[p], slots[i]] = [slots[i], slots[p]];
+        i = p;
+      }
+      return;
+    }
+    if (score <= scores[0]) return;
+    slots[0] = slot;
+    scores[0] = score;
+    let i = 0;
+    const n = slots.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < n && scores[l] < scores[m]) m = l;
+      if (r < n && scores[r] < scores[m]) m = r;
+      if (m === i) break;
+      [scores[m], scores[i]] = [scores[i], scores[m]];
+      [slots[m], slots[i]] = [slots[i], slots[m]];
+      i = m;
+    }
+  }
+  /** Slots best first. */
+  sorted(): number[] {
+    return this.slots
+      .map((s, i) => [s, this.scores[i]] as const)
+      .sort((a, b) => b[1] - a[1])
+      .map(([s]) => s);
+  }
+}
+
+/** One query's compiled scope. */
+interface Plan {
+  shard: Shard | undefined;
+  roots: string[];
+  pred: RowPredicate;
+}
+
+/** Lexical hits of one (account, text), best first, shared by every search of a batch. */
+interface LexResult {
+  ids: number[];
+  truncated: boolean;
+  /** Distinct query terms with their BM25 class weight (for the lexical-only score). */
+  terms: Map<string, number>;
+}
+
+/**
+ * Embedded {@link VectorIndex}: one SQLite file (shared with the other embedded adapters).
+ *
+ * Storage: payloads in `vi_nodes`, dense vectors in a `sqlite-vec` `vec0` table (`vi_vec`),
+ * lexical terms in a contentless FTS5 table (`vi_fts`) fed by the shared tokenizer of
+ * `@ctxmesh/embedder` (words are stemmed; CJK runs are pre-segmented into bigrams and
+ * unigrams, since FTS5's unicode61 tokenizer does not split CJK), and a change log
+ * (`vi_changes`). All writes of a document happen in one transaction.
+ *
+ * Search: every filter (tenant visibility, targets, filter tree, levels, `asOf`) and the dense
+ * leg run against an in-memory columnar mirror of the metadata and vectors (the scan cache),
+ * partitioned by account and sorted by URI so that a target is a binary-searched range. The
+ * mirror replays `vi_changes` before each batch, so it sees every committed write of any
+ * connection. The dense leg is an exact cosine scan over the rows in scope; the lexical leg is
+ * FTS5 BM25. The legs are fused with reciprocal-rank fusion, which decides the order.
+ *
+ * Score: the returned `score` is the dense cosine of the hit (clamped to [0, 1]), smoothed
+ * into a non-increasing sequence along the fused order (pool-adjacent-violators), so it is
+ * cosine-like, can be thresholded, and sorting by it reproduces the fused order. Without a
+ * query vector it is the weighted set cosine between the query's and the hit's lexical terms.
+ * `scoreThreshold` applies to the returned score.
+ */
+export class EmbeddedVectorIndex implements VectorIndex {
+  readonly dimension: number;
+  private readonly tuning: HybridTuning;
+  private readonly cache: ScanCache;
+  private closed = false;
+  private readonly st: ReturnType<EmbeddedVectorIndex['prepare']>;
+
+  /**
+   * @param db an open handle from `openEmbeddedDb` (sqlite-vec loaded); the caller owns it
+   * @throws IndexDimensionMismatchError when the file holds an index of another dimension
+   */
+  constructor(
+    private readonly db: EmbeddedDb,
+    opts: EmbeddedVectorIndexOptions,
+  ) {
+    if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
+    this.dimension = opts.dimension;
+    this.tuning = { ...DEFAULT_TUNING, ...opts.tuning };
+    this.migrate();
+    this.st = this.prepare();
+    this.cache = new ScanCache(this.dimension);
+  }
+
+  private migrate(): void {
+    const d = this.dimension;
+    this.db.exec(`
+      CREATE TABLE IF NOT EXISTS vi_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS vi_nodes(
+        id INTEGER PRIMARY KEY,
+        uri TEXT NOT NULL UNIQUE,
+        doc_uri TEXT NOT NULL,
+        parent_uri TEXT NOT NULL,
+        context_type TEXT NOT NULL,
+        category TEXT NOT NULL,
+        level INTEGER NOT NULL,
+        account TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        peer TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        valid_from INTEGER,
+        valid_to INTEGER,
+        title TEXT NOT NULL,
+        abstract TEXT NOT NULL,
+        overview TEXT NOT NULL,
+        body TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        passage_index INTEGER NOT NULL,
+        links TEXT NOT NULL,
+        lexical_text TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS vi_nodes_doc ON vi_nodes(doc_uri, passage_index);
+      CREATE INDEX IF NOT EXISTS vi_nodes_account ON vi_nodes(account);
+      CREATE TABLE IF NOT EXISTS vi_changes(seq INTEGER PRIMARY KEY AUTOINCREMENT, node_id INTEGER NOT NULL);
+      CREATE VIRTUAL TABLE IF NOT EXISTS vi_vec USING vec0(embedding float[${d}] distance_metric=cosine);
+      CREATE VIRTUAL TABLE IF NOT EXISTS vi_fts USING fts5(
+        main, minor, scope, content='', contentless_delete=1,
+        tokenize="unicode61 remove_diacritics 0 categories 'L* N* M* Co'");
+      CREATE VIRTUAL TABLE IF NOT EXISTS vi_fts_vocab USING fts5vocab(vi_fts, 'row');
+    `);
+    const row = this.db.prepare("SELECT value FROM vi_meta WHERE key = 'dimension'").get() as { value: string } | undefined;
+    if (row && Number(row.value) !== d) throw new IndexDimensionMismatchError(Number(row.value), d);
+    if (!row) this.db.prepare("INSERT INTO vi_meta(key, value) VALUES ('dimension', ?)").run(String(d));
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      docRows: db.prepare('SELECT id, content_hash FROM vi_nodes WHERE doc_uri = ?'),
+      idByUri: db.prepare('SELECT id FROM vi_nodes WHERE uri = ?'),
+      insNode: db.prepare(`INSERT INTO vi_nodes(uri, doc_uri, parent_uri, context_type, category, level, account, owner, peer, workspace, subject, tags,
+        created_at, updated_at, valid_from, valid_to, title, abstract, overview, body, content_hash, passage_index, links, lexical_text)
+        VALUES (@uri, @docUri, @parentUri, @contextType, @category, @level, @account, @owner, @peer, @workspace, @subject, @tags,
+        @createdAt, @updatedAt, @validFrom, @validTo, @title, @abstract, @overview, @body, @contentHash, @passageIndex, @links, @lexicalText)`),
+      insVec: db.prepare('INSERT INTO vi_vec(rowid, embedding) VALUES (?, ?)'),
+      insFts: db.prepare('INSERT INTO vi_fts(rowid, main, minor, scope) VALUES (?, ?, ?, ?)'),
+      delNode: db.prepare('DELETE FROM vi_nodes WHERE id = ?'),
+      delVec: db.prepare('DELETE FROM vi_vec WHERE rowid = ?'),
+      delFts: db.prepare('DELETE FROM vi_fts WHERE rowid = ?'),
+      logChange: db.prepare('INSERT INTO vi_changes(node_id) VALUES (?)'),
+      subtreeIds: db.prepare("SELECT id FROM vi_nodes WHERE uri = @u OR doc_uri = @u OR (uri >= @u || '/' AND uri < @u || '0') OR (doc_uri >= @u || '/' AND doc_uri < @u || '0')"),
+      docIds: db.prepare('SELECT id FROM vi_nodes WHERE uri = @u OR doc_uri = @u'),
+      changesSince: db.prepare('SELECT seq, node_id FROM vi_changes WHERE seq > ? ORDER BY seq'),
+      maxSeq: db.prepare("SELECT COALESCE(MAX(seq), 0) AS s FROM vi_changes"),
+      prunedThrough: db.prepare("SELECT value FROM vi_meta WHERE key = 'pruned_through'"),
+      setPruned: db.prepare("INSERT INTO vi_meta(key, value) VALUES ('pruned_through', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
+      prune: db.prepare('DELETE FROM vi_changes WHERE seq <= ?'),
+      cacheRowsByIds: db.prepare(`SELECT n.id, n.uri, n.doc_uri, n.context_type, n.category, n.level, n.account, n.owner, n.peer, n.workspace, n.subject,
+        n.tags, n.created_at, n.updated_at, n.valid_from, n.valid_to, v.embedding
+        FROM vi_nodes n JOIN vi_vec v ON v.rowid = n.id WHERE n.id IN (SELECT value FROM json_each(?))`),
+      cacheRowsAll: db.prepare(`SELECT n.id, n.uri, n.doc_uri, n.context_type, n.category, n.level, n.account, n.owner, n.peer, n.workspace, n.subject,
+        n.tags, n.created_at, n.updated_at, n.valid_from, n.valid_to, v.embedding
+        FROM vi_vec v JOIN vi_nodes n ON n.id = v.rowid`),
+      summariesByIds: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
+      summariesOvByIds: db.prepare(`SELECT ${SUMMARY_COLS}, overview FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
+      lexTextByIds: db.prepare('SELECT id, lexical_text, abstract, body, title FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))'),
+      fullByUri: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE uri = ?`),
+      fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE doc_uri = ? ORDER BY passage_index, uri`),
+      vecById: db.prepare('SELECT embedding FROM vi_vec WHERE rowid = ?'),
+      existsUnder: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = @a AND (uri = @u OR (uri >= @u || '/' AND uri < @u || '0'))`),
+      ftsSearch: db.prepare(`SELECT rowid AS id FROM vi_fts WHERE vi_fts MATCH ? ORDER BY bm25(vi_fts, 1.0, ${Number(this.tuning.minorWeight)}, 0.0) LIMIT ?`),
+      vocab: db.prepare('SELECT term, doc FROM vi_fts_vocab WHERE term IN (SELECT value FROM json_each(?))'),
+      docCount: db.prepare('SELECT COUNT(*) AS n FROM vi_nodes'),
+      stats: db.prepare('SELECT COUNT(*) AS points, COUNT(DISTINCT doc_uri) AS documents FROM vi_nodes'),
+      statsAccount: db.prepare('SELECT COUNT(*) AS points, COUNT(DISTINCT doc_uri) AS documents FROM vi_nodes WHERE account = ?'),
+    };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('EmbeddedVectorIndex is closed');
+  }
+
+  // ---------------------------------------------------------------- writes
+
+  private validate(docUri: string, records: NodeRecord[]): void {
+    if (typeof docUri !== 'string' || !docUri.startsWith('viking://')) throw new InvalidRecordError(`docUri must be a viking:// URI: ${JSON.stringify(docUri)}`);
+    const seen = new Set<string>();
+    for (const r of records) {
+      if (r.docUri !== docUri) throw new InvalidRecordError(`record ${r.uri} has docUri ${r.docUri}, expected ${docUri}`);
+      if (!r.uri || !r.uri.startsWith('viking://')) throw new InvalidRecordError(`record uri must be a viking:// URI: ${JSON.stringify(r.uri)}`);
+      if (seen.has(r.uri)) throw new InvalidRecordError(`duplicate uri ${r.uri} in one document`);
+      seen.add(r.uri);
+      if (!(r.vector instanceof Float32Array) || r.vector.length !== this.dimension) {
+        throw new InvalidRecordError(`record ${r.uri} has a vector of length ${r.vector?.length}, expected ${this.dimension}`);
+      }
+      if (!r.account) throw new InvalidRecordError(`record ${r.uri} has no account`);
+    }
+  }
+
+  private deleteIds(ids: number[]): void {
+    for (const id of ids) {
+      this.st.delNode.run(id);
+      this.st.delVec.run(BigInt(id));
+      this.st.delFts.run(id);
+      this.st.logChange.run(id);
+    }
+  }
+
+  private pruneLog(): void {
+    const max = (this.st.maxSeq.get() as { s: number }).s;
+    const pruned = Number((this.st.prunedThrough.get() as { value: string } | undefined)?.value ?? 0);
+    if (max - pruned > 2 * CHANGE_LOG_KEEP) {
+      const upTo = max - CHANGE_LOG_KEEP;
+      this.st.prune.run(upTo);
+      this.st.setPruned.run(String(upTo));
+    }
+  }
+
+  /**
+   * Replace a document's points in one transaction, or do nothing when every stored point of
+   * the document already carries the `contentHash` of every new record. A record whose URI is
+   * held by another document moves to this one. An empty `records` deletes the document.
+   * @returns true when something changed
+   * @throws InvalidRecordError before writing anything when a record does not fit
+   */
+  async replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean> {
+    this.assertOpen();
+    this.validate(docUri, records);
+    const tx = this.db.transaction((): boolean => {
+      const existing = this.st.docRows.all(docUri) as Array<{ id: number; content_hash: string }>;
+      if (records.length > 0 && existing.length > 0) {
+        const h = records[0].contentHash;
+        if (records.every((r) => r.contentHash === h) && existing.every((e) => e.content_hash === h)) return false;
+      }
+      if (records.length === 0 && existing.length === 0) return false;
+      const stale = new Set(existing.map((e) => e.id));
+      for (const r of records) {
+        const other = this.st.idByUri.get(r.uri) as { id: number } | undefined;
+        if (other) stale.add(other.id);
+      }
+      this.deleteIds([...stale]);
+      for (const r of records) {
+        const terms = lexicalTerms(lexicalSource(r));
+        const info = this.st.insNode.run({
+          uri: r.uri,
+          docUri: r.docUri,
+          parentUri: r.parentUri ?? '',
+          contextType: r.contextType,
+          category: r.category ?? '',
+          level: r.level,
+          account: r.account,
+          owner: r.owner ?? '',
+          peer: r.peer ?? '',
+          workspace: r.workspace || 'default',
+          subject: r.subject ?? '',
+          tags: JSON.stringify((r.tags ?? []).map((t) => t.trim().toLowerCase())),
+          createdAt: r.createdAt,
+          updatedAt: r.updatedAt,
+          validFrom: r.validFrom ?? null,
+          validTo: r.validTo ?? null,
+          title: r.title ?? '',
+          abstract: r.abstract ?? '',
+          overview: r.overview ?? '',
+          body: r.body ?? '',
+          contentHash: r.contentHash,
+          passageIndex: r.passageIndex ?? 0,
+          links: JSON.stringify(r.links ?? []),
+          lexicalText: r.lexicalText ?? '',
+        });
+        const id = Number(info.lastInsertRowid);
+        this.st.insVec.run(BigInt(id), vecBlob(r.vector));
+        this.st.insFts.run(id, terms.main.join(' '), terms.minor.join(' '), scopeToken(r.account));
+        this.st.logChange.run(id);
+      }
+      this.pruneLog();
+      return true;
+    });
+    return tx.immediate();
+  }
+
+  /**
+   * Delete the points of document `uri` (and the point whose URI is `uri`); with `subtree`,
+   * also every point whose URI or document URI lies under `uri/`.
+   * @returns points removed
+   */
+  async deleteDocument(uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
+    this.assertOpen();
+    const u = uri.length > 'viking://'.length ? uri.replace(/\/+$/, '') : uri;
+    const tx = this.db.transaction((): number => {
+      const rows = (opts.subtree ? this.st.subtreeIds : this.st.docIds).all({ u }) as Array<{ id: number }>;
+      this.deleteIds(rows.map((r) => r.id));
+      if (rows.length > 0) this.pruneLog();
+      return rows.length;
+    });
+    return tx.immediate();
+  }
+
+  // ---------------------------------------------------------------- cache sync
+
+  private toCacheRow(r: Record<string, unknown>): CacheRow {
+    return {
+      id: r.id as number,
+      uri: r.uri as string,
+      docUri: r.doc_uri as string,
+      contextType: r.context_type as string,
+      category: r.category as string,
+      level: r.level as number,
+      account: r.account as string,
+      owner: r.owner as string,
+      peer: r.peer as string,
+      workspace: r.workspace as string,
+      subject: r.subject as string,
+      tags: JSON.parse(r.tags as string) as string[],
+      createdAt: r.created_at as number,
+      updatedAt: r.updated_at as number,
+      validFrom: r.valid_from as number | null,
+      validTo: r.valid_to as number | null,
+      vector: blobVec(r.embedding as Buffer),
+    };
+  }
+
+  /** Bring the scan cache up to the last committed write (a consistent snapshot, one read transaction). */
+  private sync(): void {
+    const c = this.cache;
+    this.db.transaction(() => {
+      const pruned = Number((this.st.prunedThrough.get() as { value: string } | undefined)?.value ?? 0);
+      const needFull = (c.lastSeq === 0 && c.liveRows === 0) || c.lastSeq < pruned || c.deadRows > Math.max(4096, c.liveRows);
+      if (needFull) {
+        this.cache.shards.clear();
+        this.cache.where.clear();
+        c.lastSeq = (this.st.maxSeq.get() as { s: number }).s;
+        for (const r of this.st.cacheRowsAll.iterate() as Iterable<Record<string, unknown>>) c.upsert(this.toCacheRow(r));
+        for (const sh of c.shards.values()) sh.sort();
+        return;
+      }
+      const changes = this.st.changesSince.all(c.lastSeq) as Array<{ seq: number; node_id: number }>;
+      if (changes.length === 0) return;
+      const ids = [...new Set(changes.map((ch) => ch.node_id))];
+      for (const id of ids) c.remove(id);
+      for (const r of this.st.cacheRowsByIds.all(JSON.stringify(ids)) as Array<Record<string, unknown>>) c.upsert(this.toCacheRow(r));
+      c.lastSeq = changes[changes.length - 1].seq;
+      for (const sh of c.shards.values()) sh.maybeSort();
+    })();
+  }
+
+  // ---------------------------------------------------------------- search
+
+  private plan(q: SearchQuery): Plan {
+    const shard = this.cache.shards.get(q.visibility.account);
+    const targets = (q.targets ?? []).filter((t) => typeof t === 'string' && t.trim() !== '').map((t) => t.trim());
+    const roots = targets.length > 0 ? targets : defaultScopeRoots(q.visibility);
+    const vis = compileVisibility(q.visibility, this.cache.dict, targets.length > 0);
+    const filt = q.filter ? compileFilter(q.filter, this.cache.dict) : null;
+    const la = compileLevelsAsOf(q);
+    const pred: RowPredicate = filt && la ? (c, s) => vis(c, s) && la(c, s) && filt(c, s) : filt ? (c, s) => vis(c, s) && filt(c, s) : la ? (c, s) => vis(c, s) && la(c, s) : vis;
+    return { shard, roots, pred };
+  }
+
+  /** Lexical leg of one (account, text): FTS5 BM25 over the rarest query terms. */
+  private lexical(text: string, account: string, multiAccount: boolean, unlimited: boolean): LexResult {
+    const { main, minor } = lexicalTerms(text);
+    const terms = new Map<string, number>();
+    for (const t of main) terms.set(t, 1);
+    for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
+    if (terms.size === 0) return { ids: [], truncated: false, terms };
+    const df = new Map<string, number>();
+    for (const r of this.st.vocab.all(JSON.stringify([...terms.keys()])) as Array<{ term: string; doc: number }>) df.set(r.term, r.doc);
+    const n = Math.max(1, (this.st.docCount.get() as { n: number }).n);
+    // Keep terms that exist, dropping near-universal ones, then the rarest first.
+    let kept = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
+    const common = kept.filter((t) => (df.get(t) as number) > this.tuning.maxTermDocFraction * n);
+    if (common.length < kept.length) kept = kept.filter((t) => !common.includes(t));
+    kept.sort((a, b) => (df.get(a) as number) - (df.get(b) as number));
+    kept = kept.slice(0, this.tuning.maxQueryTerms);
+    if (kept.length === 0) return { ids: [], truncated: false, terms };
+    const mainQ = kept.filter((t) => terms.get(t) === 1).map(ftsQuote);
+    const minorQ = kept.filter((t) => terms.get(t) !== 1).map(ftsQuote);
+    const parts: string[] = [];
+    if (mainQ.length > 0) parts.push(`main : (${mainQ.join(' OR ')})`);
+    if (minorQ.length > 0) parts.push(`minor : (${minorQ.join(' OR ')})`);
+    let match = parts.join(' OR ');
+    // The scope column keeps other tenants out of the top rows when the file holds several.
+    if (multiAccount) match = `scope : ${ftsQuote(scopeToken(account))} AND (${match})`;
+    const ids = (this.st.ftsSearch.all(match, unlimited ? -1 : LEX_FETCH) as Array<{ id: number }>).map((r) => r.id);
+    return { ids, truncated: !unlimited && ids.length >= LEX_FETCH, terms };
+  }
+
+  /**
+   * Run a batch of hybrid searches. Work is shared across the batch: the dense scores of one
+   * query vector are computed once per row, and the lexical hits of one text once per account.
+   * @returns hits per query, best first, with cosine-like scores (see the class comment)
+   * @throws UnsupportedFilterError for a filter the index cannot evaluate
+   * @throws InvalidRecordError for a query vector of the wrong dimension
+   */
+  async search(queries: SearchQuery[]): Promise<SearchHit[][]> {
+    this.assertOpen();
+    for (const q of queries) {
+      if (q.vector && q.vector.length !== this.dimension) throw new InvalidRecordError(`query vector has length ${q.vector.length}, expected ${this.dimension}`);
+    }
+    this.sync();
+    const plans = queries.map((q) => this.plan(q));
+    const multiAccount = this.cache.shards.size > 1;
+    const denseMemo = new Map<string, { q: Float32Array; inv: number; scores: Map<Shard, Float32Array> }>();
+    const lexMemo = new Map<string, LexResult>();
+    const picked: Array<{ slots: number[]; scores: number[]; shard: Shard | undefined }> = [];
+
+    queries.forEach((q, qi) => {
+      const { shard, roots, pred } = plans[qi];
+      const limit = Math.floor(q.limit);
+      if (!shard || !(limit > 0)) {
+        picked.push({ slots: [], scores: [], shard });
+        return;
+      }
+      const legK = Math.max(this.tuning.legMin, limit * this.tuning.legFactor);
+
+      // Dense leg: exact cosine over the rows in scope, memoised per (vector, shard).
+      let cos: ((slot: number) => number) | null = null;
+      let denseList: number[] = [];
+      if (q.vector) {
+        let n2 = 0;
+        for (let i = 0; i < q.vector.length; i++) n2 += q.vector[i] * q.vector[i];
+        if (n2 > 0) {
+          const key = vecBlob(q.vector).toString('base64');
+          let m = denseMemo.get(key);
+          if (!m) {
+            m = { q: q.vector, inv: 1 / Math.sqrt(n2), scores: new Map() };
+            denseMemo.set(key, m);
+          }
+          let memo = m.scores.get(shard);
+          if (!memo) {
+            memo = new Float32Array(shard.size).fill(NaN);
+            m.scores.set(shard, memo);
+          }
+          const mm = m;
+          const mem = memo;
+          cos = (slot: number): number => {
+            let v = mem[slot];
+            if (Number.isNaN(v)) {
+              v = shard.dot(slot, mm.q) * mm.inv * shard.invNorm[slot];
+              mem[slot] = v;
+            }
+            return v;
+          };
+          const top = new TopK(legK);
+          const f = cos;
+          shard.forEachUnder(roots, (slot) => {
+            if (!pred(shard, slot)) return;
+            top.push(slot, f(slot));
+          });
+          denseList = top.sorted();
+        }
+      }
+
+      // Lexical leg: BM25 rows of the account, filtered to this search's scope.
+      let lexList: number[] = [];
+      let lex: LexResult | null = null;
+      if (q.text && q.text.trim() !== '') {
+        const key = q.visibility.account + '\u0000' + q.text;
+        lex = lexMemo.get(key) ?? this.lexical(q.text, q.visibility.account, multiAccount, false);
+        lexMemo.set(key, lex);
+        const take = (res: LexResult): number[] => {
+          const out: number[] = [];
+          for (const id of res.ids) {
+            const w = this.cache.where.get(id);
+            if (!w || w.shard !== shard) continue;
+            const u = shard.uri[w.slot];
+            if (!roots.some((r) => isUnderPrefix(u, r))) continue;
+            if (!pred(shard, w.slot)) continue;
+            out.push(w.slot);
+            if (out.length >= legK) break;
+          }
+          return out;
+        };
+        lexList = take(lex);
+        if (lexList.length < legK && lex.truncated) {
+          // A narrow scope found too few rows among the shared top rows: rerun unbounded.
+          lex = this.lexical(q.text, q.visibility.account, multiAccount, true);
+          lexMemo.set(key, lex);
+          lexList = take(lex);
+        }
+      }
+
+      const lists: number[][] = [];
+      const weights: number[] = [];
+      if (denseList.length > 0) {
+        lists.push(denseList);
+        weights.push(this.tuning.denseWeight);
+      }
+      if (lexList.length > 0) {
+        lists.push(lexList);
+        weights.push(this.tuning.lexicalWeight);
+      }
+      const fused = reciprocalRankFusion(lists, { k: this.tuning.rrfK, weights }).slice(0, limit);
+      const slots = fused.map((f) => f.id);
+      let raw: number[];
+      if (cos) {
+        const f = cos;
+        raw = slots.map((s) => f(s));
+      } else if (lex) {
+        raw = this.lexicalScores(slots.map((s) => shard.ids[s]), lex.terms);
+      } else {
+        raw = slots.map(() => 0);
+      }
+      const scores = monotoneScores(raw);
+      const threshold = q.scoreThreshold ?? null;
+      let n = scores.length;
+      if (threshold !== null && threshold !== undefined) {
+        n = 0;
+        while (n < scores.length && scores[n] >= threshold) n++;
+      }
+      picked.push({ slots: slots.slice(0, n), scores: scores.slice(0, n), shard });
+    });
+
+    // One payload read for the whole batch.
+    const ids = new Set<number>();
+    for (const p of picked) for (const s of p.slots) ids.add((p.shard as Shard).ids[s]);
+    const withOverview = queries.some((q) => q.withOverview);
+    const rows = new Map<number, NodeRow>();
+    if (ids.size > 0) {
+      const stmt = withOverview ? this.st.summariesOvByIds : this.st.summariesByIds;
+      for (const r of stmt.all(JSON.stringify([...ids])) as NodeRow[]) rows.set(r.id, r);
+    }
+    return picked.map((p, qi) => {
+      const out: SearchHit[] = [];
+      p.slots.forEach((s, i) => {
+        const r = rows.get((p.shard as Shard).ids[s]);
+        if (r) out.push({ node: toSummary(r, !!queries[qi].withOverview), score: p.scores[i] });
+      });
+      return out;
+    });
+  }
+
+  /** Weighted set cosine between the query's lexical terms and each row's (lexical-only searches). */
+  private lexicalScores(ids: number[], qTerms: Map<string, number>): number[] {
+    if (ids.length === 0) return [];
+    const texts = new Map<number, string>();
+    for (const r of this.st.lexTextByIds.all(JSON.stringify(ids)) as Array<{ id: number; lexical_text: string; abstract: string; body: string; title: string }>) {
+      texts.set(r.id, lexicalSource({ lexicalText: r.lexical_text, abstract: r.abstract, body: r.body, title: r.title }));
+    }
+    let qn = 0;
+    for (const w of qTerms.values()) qn += w * w;
+    return ids.map((id) => {
+      const { main, minor } = lexicalTerms(texts.get(id) ?? '');
+      const d = new Map<string, number>();
+      for (const t of main) d.set(t, 1);
+      for (const t of minor) if (!d.has(t)) d.set(t, this.tuning.minorWeight);
+      let dn = 0;
+      let dot = 0;
+      for (const [t, w] of d) {
+        dn += w * w;
+        const qw = qTerms.get(t);
+        if (qw !== undefined) dot += qw * w;
+      }
+      return qn > 0 && dn > 0 ? dot / Math.sqrt(qn * dn) : 0;
+    });
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** Visibility of one stored row to a caller that names it explicitly (get/getDocument/exists). */
+  private visibleRow(r: NodeRow, vis: Visibility): boolean {
+    if (r.account !== vis.account) return false;
+    if (vis.workspace !== null && r.workspace !== vis.workspace) return false;
+    if (r.owner === '') return true;
+    if (r.owner === vis.user) return r.peer === '' || vis.openPeers || (vis.actorPeer !== null && r.peer === vis.actorPeer);
+    return vis.allUsers;
+  }
+
+  /**
+   * Points by indexed URI; `summary` omits body, overview, vector and lexical text, `full`
+   * returns the whole {@link NodeRecord}. @returns null where missing or invisible
+   */
+  async get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>> {
+    this.assertOpen();
+    return uris.map((u) => {
+      const r = this.st.fullByUri.get(u) as NodeRow | undefined;
+      if (!r || !this.visibleRow(r, visibility)) return null;
+      return fields === 'full' ? this.toRecord(r) : toSummary(r, false);
+    });
+  }
+
+  private toRecord(r: NodeRow): NodeRecord {
+    const v = this.st.vecById.get(BigInt(r.id)) as { embedding: Buffer } | undefined;
+    return {
+      ...toSummary(r, false),
+      overview: r.overview ?? '',
+      body: r.body ?? '',
+      lexicalText: r.lexical_text ?? '',
+      vector: v ? blobVec(v.embedding) : new Float32Array(this.dimension),
+    };
+  }
+
+  /** Every visible point of a document in passage order (empty when missing or invisible). */
+  async getDocument(docUri: string, visibility: Visibility): Promise<NodeRecord[]> {
+    this.assertOpen();
+    const rows = this.st.fullByDoc.all(docUri) as NodeRow[];
+    return rows.filter((r) => this.visibleRow(r, visibility)).map((r) => this.toRecord(r));
+  }
+
+  /** Dense vectors by indexed URI (exact, from `vi_vec`); null where missing or invisible. */
+  async vectors(uris: string[], visibility: Visibility): Promise<Array<Float32Array | null>> {
+    this.assertOpen();
+    return uris.map((u) => {
+      const r = this.st.fullByUri.get(u) as NodeRow | undefined;
+      if (!r || !this.visibleRow(r, visibility)) return null;
+      const v = this.st.vecById.get(BigInt(r.id)) as { embedding: Buffer } | undefined;
+      return v ? blobVec(v.embedding) : null;
+    });
+  }
+
+  /** True when a visible point has this URI or lives under `uri/`. */
+  async exists(uri: string, visibility: Visibility): Promise<boolean> {
+    this.assertOpen();
+    const u = uri.length > 'viking://'.length ? uri.replace(/\/+$/, '') : uri;
+    for (const r of this.st.existsUnder.iterate({ a: visibility.account, u }) as Iterable<NodeRow>) {
+      if (this.visibleRow(r, visibility)) return true;
+    }
+    return false;
+  }
+
+  /** Point and distinct-document counts, for one account or the whole file. */
+  async stats(account?: string): Promise<IndexStats> {
+    this.assertOpen();
+    const r = (account === undefined ? this.st.stats.get() : this.st.statsAccount.get(account)) as IndexStats;
+    return { points: r.points, documents: r.documents };
+  }
+
+  /** True while the database answers. */
+  async ping(): Promise<boolean> {
+    if (this.closed || !this.db.open) return false;
+    try {
+      this.db.prepare('SELECT 1').get();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Drop the in-memory scan cache. The database handle stays open: its owner closes it. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.cache.shards.clear();
+    this.cache.where.clear();
+  }
+}
+
+/** FTS token naming an account in the `scope` column (hex, so the tokenizer keeps it whole). */
+function scopeToken(account: string): string {
+  return 'acct' + Buffer.from(account, 'utf8').toString('hex');
+}

@@ -232,13 +232,14 @@ export function extractOverview(src: OverviewSource, body: string, opts: Overvie
  * overview, so the directory is served at its next available tier.
  */
 export function prepareTierTexts(
-  candidate: { readonly uri: string; readonly is_directory: boolean },
+  candidate: { readonly uri: string; readonly is_directory?: boolean },
   raw: string | null | undefined,
   opts: OverviewOptions = {},
 ): TierTexts {
-  const src: OverviewSource = { uri: candidate.uri, isDirectory: candidate.is_directory, raw };
-  const body = prepareBody(candidate.uri, candidate.is_directory, raw);
-  const full = candidate.is_directory ? '' : body;
+  const isDirectory = candidate.is_directory === true;
+  const src: OverviewSource = { uri: candidate.uri, isDirectory, raw };
+  const body = prepareBody(candidate.uri, isDirectory, raw);
+  const full = isDirectory ? '' : body;
   try {
     return { overview: extractOverview(src, body, opts), full };
   } catch (e) {

@@ -352,7 +352,7 @@ export function assembleContext(
   for (const r of plan.reads) {
     const candidate = candidates[r.index];
     if (!bodies.has(r.contentUri)) bodies.set(r.contentUri, readBody(r.contentUri, candidate));
-    const t = prepareTierTexts({ uri: candidate.uri, is_directory: candidate.is_directory === true }, bodies.get(r.contentUri), opts);
+    const t = prepareTierTexts(candidate, bodies.get(r.contentUri), opts);
     if (t.overviewError) overviewErrors.push({ uri: candidate.uri, error: t.overviewError });
     texts[r.index] = t;
   }

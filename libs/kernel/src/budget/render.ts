@@ -14,13 +14,17 @@ export function escapeAttr(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 }
 
-// `<` + optional `/` + `memory` in any case, followed by Python whitespace, `/` or `>`.
-const FORGED_TAG = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>])`, 'gi');
+// `<` + optional `/` + `memory` in any case, followed by Python whitespace, `/` or `>` — or
+// by the end of the body, because the fragment puts "\n" right after it and `</memory` at
+// the very end would otherwise become a real closing tag (the reference kernel misses this).
+const FORGED_TAG = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>]|$)`, 'gi');
 
 /**
  * Defuse forged `<memory …>`/`</memory>` tags in a body: each becomes `<\memory`/`<\/memory`
  * with the word lower-cased, so the only real tags in `rendered` are the entries' own.
- * `<memoryX>` and `< memory>` are not tags and stay as they are.
+ * `<memoryX>` and `< memory>` are not tags and stay as they are. A `<memory`/`</memory` that
+ * ends the body is neutralised too (a deliberate deviation from the reference, which leaves
+ * it and so lets the fragment's own newline complete a forged tag).
  */
 export function neutralizeTags(body: string): string {
   if (!body.includes('<')) return body;

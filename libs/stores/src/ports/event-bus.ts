@@ -16,20 +16,43 @@ export interface BusMessage {
   key: string;
 }
 
-/** A delivery to a consumer. */
+/**
+ * A delivery to a consumer. Exactly one settle call counts (later ones are no-ops).
+ * Messages of one key reach the handler one at a time, in stream order: while a message is
+ * being handled, waiting for a nak's retry, or handed back unsettled (until its ack wait ends),
+ * later messages of its key wait. If neither ack, nak nor deadLetter is called and the handler
+ * does not throw, the message stays unacked and is redelivered after the ack wait (this is what
+ * a crashed consumer looks like). Handlers should still skip a message whose `seq` is not above
+ * the last one they applied for its key: after a crash the transport may redeliver.
+ */
 export interface Delivery {
   /** The message. */
   message: BusMessage;
   /** Stream sequence (monotonic per stream). */
   seq: number;
-  /** 1 on first delivery, then 2, 3… */
+  /** 1 on first delivery, then 2, 3… (counts transport redeliveries and nak retries). */
   attempt: number;
   /** Acknowledge: the message is done. */
   ack(): Promise<void>;
-  /** Negative-acknowledge: redeliver after `delayMs`. */
+  /**
+   * Negative-acknowledge: handle this message again after `delayMs` (default: the consumer's
+   * `retryDelayMs`), keeping its key's order. On the `maxDeliver`-th attempt it dead-letters.
+   */
   nak(delayMs?: number): Promise<void>;
   /** Give up: publish to the dead-letter subject with the error, then ack. */
   deadLetter(error: string): Promise<void>;
+}
+
+/** A message that was given up on, as kept on the dead-letter subject. */
+export interface DeadLetter {
+  /** The original message. */
+  message: BusMessage;
+  /** Stream sequence of the original message. */
+  seq: number;
+  /** Why: the handler's error text, or the reason the bus gave up. */
+  error: string;
+  /** Attempts made. */
+  attempts: number;
 }
 
 /** Outcome notification published after a message is handled (for `wait:true`). */
@@ -58,6 +81,31 @@ export interface ConsumeOptions {
   maxDeliver: number;
   /** Ack wait: redeliver when not acked in time. */
   ackWaitMs: number;
+  /** Messages handled at once (always one per key). @default 8 */
+  concurrency?: number;
+  /**
+   * Delay before a failed message is retried: `retryDelayMs · 2^(attempt−1)`, capped at 30 s;
+   * also the default of `nak()`. @default 1000
+   */
+  retryDelayMs?: number;
+}
+
+/** Publish options. */
+export interface PublishOptions {
+  /** Give up waiting for the stream's acknowledgement after this many ms (relative, NATS-style). */
+  timeoutMs?: number;
+}
+
+/** `awaitDone` stopped waiting: its signal fired or it was cancelled. */
+export class AwaitDoneAbortedError extends Error {
+  /** @param id the message id that was awaited */
+  constructor(
+    readonly id: string,
+    cause?: unknown,
+  ) {
+    super(`stopped waiting for the done notice of ${id}`, { cause });
+    this.name = 'AwaitDoneAbortedError';
+  }
 }
 
 /** A running consumer. */
@@ -68,19 +116,27 @@ export interface Consumer {
 
 /** The port. */
 export interface EventBus {
-  /** Publish durably; resolves once the stream has it. @returns false when dropped as a duplicate id */
-  publish(message: BusMessage): Promise<boolean>;
-  /** Consume with explicit ack; handler errors nak. */
+  /**
+   * Publish durably; resolves once the stream has it.
+   * @returns false when dropped as a duplicate id (same id within the duplicate window)
+   */
+  publish(message: BusMessage, opts?: PublishOptions): Promise<boolean>;
+  /**
+   * Consume with explicit ack under a durable name (a second consumer of the same durable shares
+   * its messages; a new one after a stop resumes where it left). Handler errors retry, then
+   * dead-letter after `maxDeliver` attempts with the error text.
+   */
   consume(opts: ConsumeOptions, handler: (d: Delivery) => Promise<void>): Promise<Consumer>;
   /** Announce that a message was handled. */
   notifyDone(notice: DoneNotice): Promise<void>;
   /**
    * Wait for the done notice of a message id. Subscribe before publishing to not miss it.
-   * @returns a handle whose `done` resolves with the notice or rejects on timeout/abort
+   * @returns a handle whose `done` resolves with the notice, or rejects with
+   *   {@link AwaitDoneAbortedError} when `signal` fires or `cancel()` is called
    */
   awaitDone(id: string, signal: AbortSignal): { done: Promise<DoneNotice>; cancel(): void };
-  /** Dead letters seen on the dead-letter subject (newest last), for operators and tests. */
-  deadLetters(limit?: number): Promise<Array<{ message: BusMessage; error: string; attempts: number }>>;
+  /** The last `limit` (default 100) dead letters, oldest first, for operators and tests. */
+  deadLetters(limit?: number): Promise<DeadLetter[]>;
   /** Readiness probe. */
   ping(): Promise<boolean>;
   /** Drain and close. */

@@ -1,0 +1,256 @@
+import type { BusMessage, Delivery } from '../ports/event-bus';
+
+/** One (re)delivery as a transport (JetStream or the in-process stream) hands it over. */
+export interface TransportDelivery {
+  /** The message. */
+  message: BusMessage;
+  /** Stream sequence. */
+  seq: number;
+  /** The transport's delivery count (1 = first delivery). */
+  deliveryCount: number;
+  /** Acknowledge to the transport. */
+  ack(): Promise<void>;
+  /** Hand the message back to the transport, to be redelivered after `delayMs`. */
+  nak(delayMs: number): Promise<void>;
+  /** Reset the transport's ack-wait timer. */
+  working(): Promise<void>;
+}
+
+/** Options of {@link KeyedDispatcher}. */
+export interface KeyedDispatcherOptions {
+  /** Attempts before a message is dead-lettered. */
+  maxDeliver: number;
+  /** The transport's ack wait in ms: bounds one handler attempt and an unsettled hand-back. */
+  ackWaitMs: number;
+  /** Handlers running at once. */
+  concurrency: number;
+  /** Base retry delay in ms (doubles per attempt, capped at {@link MAX_RETRY_DELAY_MS}). */
+  retryDelayMs: number;
+  /** Publish a dead letter durably (the dispatcher acks the original afterwards). */
+  deadLetter(d: TransportDelivery, error: string, attempts: number): Promise<void>;
+  /** Where failures of the bus itself go (transport ack/nak/dead-letter errors). */
+  onError?(err: unknown, seq: number): void;
+}
+
+/** Upper bound of the retry back-off, ms. */
+export const MAX_RETRY_DELAY_MS = 30_000;
+
+type State = 'queued' | 'running' | 'retry-wait' | 'unsettled';
+
+interface Item {
+  seq: number;
+  key: string;
+  /** Latest transport handle (a redelivery of a held message replaces it). */
+  td: TransportDelivery;
+  /** Retries done here after a nak or handler error (the transport did not count them). */
+  localRetries: number;
+  state: State;
+  timer?: NodeJS.Timeout;
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/**
+ * Per-key ordered dispatch on top of an at-least-once transport. Messages are queued per key
+ * in stream-sequence order and only a key's head message runs, so one key's messages reach the
+ * handler one at a time and in order, while different keys run concurrently.
+ *
+ * Retries of a nak or handler error happen here, in place, rather than through the transport:
+ * the message keeps its key's head (a transport redelivery could let a later message of the key
+ * overtake it), and its ack-wait timer is kept alive meanwhile. Messages waiting behind their
+ * key are kept alive the same way. A message handed back unsettled blocks its key until it is
+ * settled, redelivered, or its ack wait ends (the transport then redelivers it).
+ */
+export class KeyedDispatcher {
+  private readonly queues = new Map<string, Item[]>();
+  private readonly bySeq = new Map<number, Item>();
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private running = 0;
+  private stopped = false;
+
+  /**
+   * @param handler the consumer's handler
+   * @param opts limits, and how to publish a dead letter
+   */
+  constructor(
+    private readonly handler: (d: Delivery) => Promise<void>,
+    private readonly opts: KeyedDispatcherOptions,
+  ) {
+    this.heartbeat = setInterval(() => this.keepAlive(), Math.max(10, Math.floor(opts.ackWaitMs / 3)));
+    this.heartbeat.unref();
+  }
+
+  /** Messages held (queued, running, waiting to retry, or handed back unsettled). */
+  get size(): number {
+    return this.bySeq.size;
+  }
+
+  /** Accept a (re)delivery from the transport. After {@link stop} it is handed straight back. */
+  push(td: TransportDelivery): void {
+    if (this.stopped) {
+      this.guard(td.seq, td.nak(0));
+      return;
+    }
+    const held = this.bySeq.get(td.seq);
+    if (held !== undefined) {
+      // The transport redelivered a message we still hold (its ack wait ran out): keep one copy,
+      // settle through the newest handle, and run it again if it had been handed back unsettled.
+      held.td = td;
+      if (held.state === 'unsettled') {
+        clearTimeout(held.timer);
+        held.state = 'queued';
+        this.schedule();
+      }
+      return;
+    }
+    const item: Item = { seq: td.seq, key: td.message.key, td, localRetries: 0, state: 'queued' };
+    this.bySeq.set(item.seq, item);
+    const q = this.queues.get(item.key);
+    if (q === undefined) this.queues.set(item.key, [item]);
+    else {
+      // Sorted insert: after a crash, redeliveries may arrive behind newer first deliveries.
+      let i = q.length;
+      while (i > 0 && q[i - 1]!.seq > item.seq && q[i - 1]!.state === 'queued') i--;
+      q.splice(i, 0, item);
+    }
+    this.schedule();
+  }
+
+  /**
+   * Stop: wait for running handlers, then hand held messages back to the transport for prompt
+   * redelivery, in sequence order. A key whose head a handler returned unsettled is left alone,
+   * head and followers, to the ack wait (exactly as if this consumer had crashed): the head's
+   * wait ends first, so the transport still redelivers that key in order.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    for (const q of this.queues.values()) {
+      for (const item of q) clearTimeout(item.timer);
+      if (q[0]?.state === 'unsettled') continue;
+      for (const item of q) this.guard(item.seq, item.td.nak(0));
+    }
+    this.bySeq.clear();
+    this.queues.clear();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    for (const q of this.queues.values()) {
+      if (this.running >= this.opts.concurrency) return;
+      const head = q[0];
+      if (head !== undefined && head.state === 'queued') this.start(head);
+    }
+  }
+
+  private start(item: Item): void {
+    item.state = 'running';
+    this.running++;
+    const p = this.run(item).finally(() => {
+      this.running--;
+      this.inflight.delete(p);
+      this.schedule();
+    });
+    this.inflight.add(p);
+  }
+
+  private async run(item: Item): Promise<void> {
+    const attempt = item.td.deliveryCount + item.localRetries;
+    let settled = false;
+    const claim = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      return true;
+    };
+    const deadLetter = async (error: string): Promise<void> => {
+      try {
+        await this.opts.deadLetter(item.td, error, attempt);
+        await item.td.ack();
+      } finally {
+        this.finish(item);
+      }
+    };
+    const retry = (delayMs: number): void => {
+      if (attempt >= this.opts.maxDeliver) {
+        this.guard(item.seq, deadLetter(`gave up after ${attempt} attempts`));
+        return;
+      }
+      item.localRetries++;
+      item.state = 'retry-wait';
+      item.timer = setTimeout(() => {
+        item.state = 'queued';
+        this.schedule();
+      }, Math.max(0, delayMs));
+    };
+    if (attempt > this.opts.maxDeliver) {
+      // Delivered more often than allowed without being settled: the consumer died (or ran past
+      // the ack wait) on every try, so the handler never got to report an error.
+      claim();
+      await this.guard(item.seq, deadLetter(`delivered ${attempt - 1} times without being settled`));
+      return;
+    }
+    const delivery: Delivery = {
+      message: item.td.message,
+      seq: item.seq,
+      attempt,
+      ack: async () => {
+        if (!claim()) return;
+        try {
+          await item.td.ack();
+        } finally {
+          this.finish(item);
+        }
+      },
+      nak: async (delayMs?: number) => {
+        if (!claim()) return;
+        retry(delayMs ?? this.opts.retryDelayMs);
+      },
+      deadLetter: async (error: string) => {
+        if (!claim()) return;
+        await deadLetter(error);
+      },
+    };
+    try {
+      await this.handler(delivery);
+      if (!settled) {
+        // Handed back unsettled: the handler may still settle later; until then, or until the
+        // transport's ack wait ends and it redelivers, the key stays blocked.
+        item.state = 'unsettled';
+        item.timer = setTimeout(() => this.finish(item), this.opts.ackWaitMs);
+      }
+    } catch (err) {
+      if (!claim()) return;
+      if (attempt >= this.opts.maxDeliver) await this.guard(item.seq, deadLetter(errorText(err)));
+      else retry(Math.min(this.opts.retryDelayMs * 2 ** (attempt - 1), MAX_RETRY_DELAY_MS));
+    }
+  }
+
+  /** Forget a message (settled, or left to the transport) and let its key move on. */
+  private finish(item: Item): void {
+    clearTimeout(item.timer);
+    if (this.bySeq.get(item.seq) !== item) return;
+    this.bySeq.delete(item.seq);
+    const q = this.queues.get(item.key);
+    if (q !== undefined) {
+      const i = q.indexOf(item);
+      if (i >= 0) q.splice(i, 1);
+      if (q.length === 0) this.queues.delete(item.key);
+    }
+    this.schedule();
+  }
+
+  private keepAlive(): void {
+    for (const item of this.bySeq.values()) {
+      if (item.state === 'queued' || item.state === 'retry-wait') this.guard(item.seq, item.td.working());
+    }
+  }
+
+  private guard(seq: number, p: Promise<void>): Promise<void> {
+    return p.catch((err: unknown) => this.opts.onError?.(err, seq));
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * Body validation of `/find` (§1.2), `/search` (§1.3, both modes) and `/recall` (§1.4), then the
+ * router-level checks (telemetry, URIs, filter), producing the normalised parameter objects the
+ * orchestrator receives. Identity is resolved first (see `resolveIdentity`).
+ */
+import {
+  EMPTY_QUERY_MESSAGE,
+  foldRecall,
+  normalizeDetailParam,
+  normalizeQuotas,
+  resolvePenalties,
+  rewriteModeOf,
+  type ContextRequest,
+  type DeprecatedStats,
+  type Purpose,
+  type RecallInput,
+} from '@ctxmesh/kernel';
+import type { FilterNode } from '@ctxmesh/stores';
+import { invalidArgument, RequestValidationError } from './errors';
+import { compileFilter, parseLevels, type TimeField } from './filter';
+import type { Identity } from './headers';
+import {
+  any,
+  bool,
+  dict,
+  float,
+  int,
+  intRange,
+  list,
+  literal,
+  nullable,
+  str,
+  union,
+  validateModel,
+  type FieldSpec,
+  type ModelOutcome,
+} from './schema';
+import { parseTelemetry } from './telemetry';
+import { assertTargetsAccessible, MAX_EXCLUDE_URIS, normalizeExcludeUris, resolveImageUrl, resolveTargetUris } from './uris';
+
+/** Quota keys accepted in context mode and `/recall`. */
+export const ALLOWED_QUOTA_KEYS = ['events', 'entities', 'preferences', 'experiences', 'resources', 'skills'] as const;
+/** `detail` object keys: the quota keys plus `memories`. */
+export const ALLOWED_DETAIL_KEYS = [...ALLOWED_QUOTA_KEYS, 'memories'] as const;
+/** Tokenizers a context request may name. */
+export const TOKENIZER_NAMES = ['estimate', 'o200k_base', 'cl100k_base'] as const;
+
+/**
+ * Fields that require `mode:"context"` on `/search`: the contract's eleven plus this
+ * project's additions `tokenizer` and `time_budget_ms`.
+ */
+export const CONTEXT_ONLY_FIELDS = [
+  'query_expansion',
+  'max_tokens',
+  'quotas',
+  'purpose',
+  'detail',
+  'dedup_turns',
+  'exclude_uris',
+  'peer_scope',
+  'other_peer_penalty',
+  'rewrite',
+  'rewrite_max_bullets',
+  'tokenizer',
+  'time_budget_ms',
+] as const;
+
+const detailType = nullable(union(literal('auto', 'abstract', 'overview', 'full'), dict(literal('abstract', 'overview', 'full'))));
+const penaltyType = nullable(union(float, dict(float)));
+const rewriteType = union(bool, literal('auto'));
+const telemetryType = union(bool, dict(any));
+
+/** `FindRequest` fields in declaration order. */
+export const FIND_FIELDS: readonly FieldSpec[] = [
+  { name: 'query', type: str },
+  { name: 'image_url', type: nullable(str) },
+  { name: 'target_uri', type: union(str, list(str)) },
+  { name: 'context_type', type: nullable(union(str, list(str))) },
+  { name: 'limit', type: int },
+  { name: 'node_limit', type: nullable(int) },
+  { name: 'score_threshold', type: nullable(float) },
+  { name: 'filter', type: nullable(dict(any)) },
+  { name: 'include_provenance', type: bool },
+  { name: 'tags', type: nullable(list(str)) },
+  { name: 'since', type: nullable(str) },
+  { name: 'until', type: nullable(str) },
+  { name: 'time_field', type: nullable(literal('updated_at', 'created_at')) },
+  { name: 'level', type: nullable(union(int, str, list(int))) },
+  { name: 'telemetry', type: telemetryType },
+];
+
+/** `SearchRequest` fields in declaration order. */
+export const SEARCH_FIELDS: readonly FieldSpec[] = [
+  ...FIND_FIELDS,
+  { name: 'session_id', type: nullable(str) },
+  { name: 'mode', type: literal('list', 'context') },
+  { name: 'query_expansion', type: literal('off', 'auto') },
+  { name: 'max_tokens', type: intRange({ ge: 64, le: 32000 }) },
+  { name: 'quotas', type: nullable(dict(int)) },
+  { name: 'purpose', type: nullable(literal('chat', 'coding')) },
+  { name: 'detail', type: detailType },
+  { name: 'dedup_turns', type: intRange({ ge: 0, le: 100 }) },
+  { name: 'exclude_uris', type: list(str, { maxLength: MAX_EXCLUDE_URIS }) },
+  { name: 'peer_scope', type: literal('actor', 'all') },
+  { name: 'other_peer_penalty', type: penaltyType },
+  { name: 'rewrite', type: rewriteType },
+  { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
+  { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
+  { name: 'time_budget_ms', type: intRange({ ge: 1 }) },
+];
+
+/** `RecallRequest` fields in declaration order. */
+export const RECALL_FIELDS: readonly FieldSpec[] = [
+  { name: 'query', type: str, required: true },
+  { name: 'quotas', type: nullable(dict(int)) },
+  { name: 'max_chars', type: int },
+  { name: 'min_score', type: float },
+  { name: 'peer_scope', type: literal('actor', 'all') },
+  { name: 'other_peer_penalty', type: penaltyType },
+  { name: 'render', type: union(bool, literal('full', 'compact')) },
+  { name: 'telemetry', type: telemetryType },
+  { name: 'session_id', type: nullable(str) },
+  { name: 'query_expansion', type: nullable(literal('off', 'auto')) },
+  { name: 'max_tokens', type: nullable(intRange({ ge: 64, le: 32000 })) },
+  { name: 'purpose', type: nullable(literal('chat', 'coding')) },
+  { name: 'detail', type: detailType },
+  { name: 'score_threshold', type: nullable(float) },
+  { name: 'dedup_turns', type: nullable(intRange({ ge: 0, le: 100 })) },
+  { name: 'exclude_uris', type: list(str, { maxLength: MAX_EXCLUDE_URIS }) },
+  { name: 'rewrite', type: rewriteType },
+  { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
+  { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
+  { name: 'time_budget_ms', type: intRange({ ge: 1 }) },
+];
+
+/** What body validation needs from the caller and the clock. */
+export interface RequestContext {
+  /** The resolved caller. */
+  identity: Pick<Identity, 'userId' | 'role'>;
+  /** "Now" for relative `since`/`until`, ms since epoch. */
+  nowMs: number;
+}
+
+/** `/find` parameters (also `/search` list mode, which adds `sessionId`). */
+export interface FindParams {
+  query: string;
+  /** Resolved image query, or null. */
+  imageUrl: string | null;
+  /** Resolved targets; empty = default scope. */
+  targetUris: string[];
+  /** Effective filter (§1.8), or null. */
+  filter: FilterNode | null;
+  /** `node_limit` if given, else `limit`. @default 10 */
+  limit: number;
+  scoreThreshold: number | null;
+  /** @default false */
+  includeProvenance: boolean;
+  /** Levels to keep, or null for all. */
+  levels: number[] | null;
+  /** True when the response must carry `telemetry`. */
+  telemetry: boolean;
+}
+
+/** `/search` list-mode parameters. */
+export interface SearchListParams extends FindParams {
+  /** Session for intent analysis, or null. */
+  sessionId: string | null;
+}
+
+/** Context-mode parameters: the kernel's context request plus the envelope's telemetry flag. */
+export interface ContextParams extends ContextRequest<FilterNode> {
+  /** True when the response must carry `telemetry`. */
+  telemetry: boolean;
+}
+
+/** `/recall` parameters: context parameters plus `stats.deprecated`. */
+export interface RecallParams extends ContextParams {
+  /** `stats.deprecated` (§9.4). */
+  deprecated: DeprecatedStats;
+}
+
+/** A validated `/search` body. */
+export type SearchParams = { mode: 'list'; params: SearchListParams } | { mode: 'context'; params: ContextParams };
+
+/** A `/find` or `/search` body that is not JSON: FastAPI's `json_invalid` at `["body", position]`. */
+export function invalidJsonBody(position: number): RequestValidationError {
+  return new RequestValidationError([{ loc: ['body', position], msg: 'JSON decode error', type: 'json_invalid' }]);
+}
+
+function valueError(message: string): RequestValidationError {
+  return new RequestValidationError([{ loc: ['body'], msg: `Value error, ${message}`, type: 'value_error' }]);
+}
+
+/** Python's `sorted()` on strings: code point order. */
+function pySorted(xs: readonly string[]): string[] {
+  return [...xs].sort((a, b) => {
+    const A = Array.from(a, (c) => c.codePointAt(0)!);
+    const B = Array.from(b, (c) => c.codePointAt(0)!);
+    for (let i = 0; i < Math.min(A.length, B.length); i++) if (A[i] !== B[i]) return A[i] - B[i];
+    return A.length - B.length;
+  });
+}
+
+function unknownKeys(obj: unknown, allowed: readonly string[]): string[] {
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return [];
+  return pySorted(Object.keys(obj).filter((k) => !allowed.includes(k)));
+}
+
+/** Context-mode key checks shared with `/recall` (model validator, loc `["body"]`). */
+function checkContextKeys(values: Record<string, unknown>): void {
+  const badQuotas = unknownKeys(values.quotas, ALLOWED_QUOTA_KEYS);
+  if (badQuotas.length) throw valueError(`unknown quota keys: ${badQuotas.join(', ')}; allowed: ${ALLOWED_QUOTA_KEYS.join(', ')}`);
+  const badDetail = unknownKeys(values.detail, ALLOWED_DETAIL_KEYS);
+  if (badDetail.length) throw valueError(`unknown detail keys: ${badDetail.join(', ')}; allowed: ${ALLOWED_DETAIL_KEYS.join(', ')}`);
+}
+
+function validated(body: unknown, fields: readonly FieldSpec[]): ModelOutcome {
+  const r = validateModel(body, fields);
+  if (!r.ok) throw new RequestValidationError(r.issues);
+  return r.model;
+}
+
+type Values = Record<string, unknown>;
+
+function filterOf(v: Values, nowMs: number): FilterNode | null {
+  return compileFilter(
+    {
+      filter: (v.filter as Record<string, unknown> | null | undefined) ?? null,
+      contextType: v.context_type as string | string[] | null | undefined,
+      tags: v.tags as string[] | null | undefined,
+      since: v.since as string | null | undefined,
+      until: v.until as string | null | undefined,
+      timeField: v.time_field as TimeField | null | undefined,
+    },
+    nowMs,
+  );
+}
+
+function limitOf(v: Values): number {
+  return (v.node_limit as number | null | undefined) ?? (v.limit as number | undefined) ?? 10;
+}
+
+function listParams(v: Values, ctx: RequestContext): FindParams {
+  const telemetry = parseTelemetry(v.telemetry as boolean | Values | undefined);
+  const targetUris = resolveTargetUris(v.target_uri as string | string[] | undefined, ctx.identity.userId);
+  assertTargetsAccessible(targetUris, ctx.identity);
+  const imageUrl = resolveImageUrl(v.image_url as string | null | undefined, ctx.identity.userId);
+  const filter = filterOf(v, ctx.nowMs);
+  const levels = parseLevels(v.level as number | string | number[] | null | undefined);
+  const query = (v.query as string | undefined) ?? '';
+  // Retrieval rejects this before searching; checking last keeps the reference's order.
+  if (query.trim() === '' && !imageUrl) throw invalidArgument(EMPTY_QUERY_MESSAGE);
+  return {
+    query,
+    imageUrl,
+    targetUris,
+    filter,
+    limit: limitOf(v),
+    scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
+    includeProvenance: (v.include_provenance as boolean | undefined) ?? false,
+    levels,
+    telemetry,
+  };
+}
+
+/**
+ * Validate a `/find` body.
+ * @throws RequestValidationError (400, variant 1) or DomainError (INVALID_URI,
+ *   PERMISSION_DENIED, INVALID_ARGUMENT for context_type/tags/time/image_url/level/telemetry
+ *   and a blank query without image)
+ */
+export function validateFindBody(body: unknown, ctx: RequestContext): FindParams {
+  return listParams(validated(body, FIND_FIELDS).values, ctx);
+}
+
+/**
+ * Validate a `/search` body: field validation, then the mode cross-validation (list mode with
+ * any context-only field present; context mode with a truthy `target_uri`; unknown quota or
+ * detail keys), then the router checks of the selected mode.
+ * @throws RequestValidationError or DomainError (see {@link validateFindBody}; in context mode
+ *   a blank query is not rejected here: gathering rejects it when it makes a retrieval call)
+ */
+export function validateSearchBody(body: unknown, ctx: RequestContext): SearchParams {
+  const { values, provided } = validated(body, SEARCH_FIELDS);
+  const mode = (values.mode as 'list' | 'context' | undefined) ?? 'list';
+  if (mode === 'list') {
+    const present = CONTEXT_ONLY_FIELDS.filter((f) => provided.has(f));
+    if (present.length) throw valueError(`${pySorted(present).join(', ')} require mode='context'; set mode='context' or drop these fields`);
+    return { mode, params: { ...listParams(values, ctx), sessionId: (values.session_id as string | null | undefined) ?? null } };
+  }
+  const target = values.target_uri as string | string[] | undefined;
+  if (target !== undefined && target.length > 0) throw valueError("target_uri is not supported in mode='context'");
+  checkContextKeys(values);
+  return { mode, params: contextParams(values, provided, ctx) };
+}
+
+function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestContext): ContextParams {
+  const telemetry = parseTelemetry(v.telemetry as boolean | Values | undefined);
+  const imageUrl = resolveImageUrl(v.image_url as string | null | undefined, ctx.identity.userId);
+  const excludeUris = normalizeExcludeUris(v.exclude_uris as string[] | undefined, ctx.identity.userId);
+  const filter = filterOf(v, ctx.nowMs);
+  const purpose = (v.purpose as Purpose | null | undefined) ?? null;
+  const quotas = normalizeQuotas(v.quotas ?? null, purpose);
+  const ignored: string[] = [];
+  if (v.level !== undefined && v.level !== null) ignored.push('level');
+  if (quotas !== null && (provided.has('limit') || (v.node_limit !== undefined && v.node_limit !== null))) ignored.push('limit');
+  return {
+    query: (v.query as string | undefined) ?? '',
+    imageUrl,
+    filter,
+    limit: limitOf(v),
+    scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
+    sessionId: (v.session_id as string | null | undefined) ?? null,
+    queryExpansion: (v.query_expansion as 'off' | 'auto' | undefined) ?? 'auto',
+    maxTokens: (v.max_tokens as number | undefined) ?? 1600,
+    quotas,
+    purpose,
+    detail: normalizeDetailParam(v.detail),
+    dedupTurns: (v.dedup_turns as number | undefined) ?? 0,
+    excludeUris,
+    peerScope: (v.peer_scope as 'actor' | 'all' | undefined) ?? 'all',
+    otherPeerPenalties: resolvePenalties(v.other_peer_penalty ?? null),
+    rewrite: rewriteModeOf(v.rewrite ?? false),
+    rewriteMaxBullets: (v.rewrite_max_bullets as number | undefined) ?? 6,
+    tokenizer: (v.tokenizer as (typeof TOKENIZER_NAMES)[number] | undefined) ?? 'estimate',
+    ignored,
+    timeBudgetMs: (v.time_budget_ms as number | undefined) ?? null,
+    render: true,
+    telemetry,
+  };
+}
+
+/**
+ * Validate a `/recall` body and fold it into context parameters (§9.1) with `stats.deprecated`.
+ * @throws RequestValidationError (incl. missing `query`, null `max_chars`/`min_score`, unknown
+ *   quota/detail keys) or DomainError (telemetry, `exclude_uris`)
+ */
+export function validateRecallBody(body: unknown, ctx: Pick<RequestContext, 'identity'>): RecallParams {
+  const { values } = validated(body, RECALL_FIELDS);
+  checkContextKeys(values);
+  const telemetry = parseTelemetry(values.telemetry as boolean | Values | undefined);
+  const input = { ...values } as unknown as RecallInput;
+  if (values.exclude_uris !== undefined) input.exclude_uris = normalizeExcludeUris(values.exclude_uris as string[], ctx.identity.userId);
+  const { request, deprecated } = foldRecall(input);
+  return { ...request, filter: null, telemetry, deprecated };
+}

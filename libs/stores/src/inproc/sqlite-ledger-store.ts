@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import {
+  DEFAULT_LEDGER_TTL_MS,
   encodeLedgerRecord,
   parseLedgerRecord,
   type LedgerEntry,
@@ -25,9 +26,6 @@ export interface SqliteLedgerStoreOptions {
    */
   sweepEvery?: number;
 }
-
-/** Default ledger TTL shared by both adapters: 7 days in ms. */
-export const DEFAULT_LEDGER_TTL_MS = 7 * 24 * 3600 * 1000;
 
 interface SessionRow {
   clock: number;

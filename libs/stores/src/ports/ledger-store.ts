@@ -57,6 +57,9 @@ export interface LedgerEntry {
 /** Records kept per session after a write (context-contract §7). */
 export const LEDGER_MAX_ENTRIES = 500;
 
+/** Default idle lifetime of a session's ledger in every adapter: 7 days, in ms. */
+export const DEFAULT_LEDGER_TTL_MS = 7 * 24 * 3600 * 1000;
+
 /** The port. */
 export interface LedgerStore {
   /**

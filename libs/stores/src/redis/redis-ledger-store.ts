@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import {
+  DEFAULT_LEDGER_TTL_MS,
   encodeLedgerRecord,
   type LedgerEntry,
   type LedgerKey,
@@ -21,9 +22,6 @@ export interface RedisLedgerStoreOptions {
    */
   ttlMs?: number;
 }
-
-/** Default ledger TTL: 7 days in ms. */
-export const REDIS_LEDGER_TTL_MS = 7 * 24 * 3600 * 1000;
 
 // Hash layout: `clock` = next clock to hand out, `ord` = next write position, and one field
 // `u:<uri>` per record whose value is `<ord>|<record JSON>`. The write position makes eviction's
@@ -181,7 +179,7 @@ export class RedisLedgerStore implements LedgerStore {
     opts: RedisLedgerStoreOptions = {},
   ) {
     this.prefix = opts.keyPrefix ?? 'ledger:';
-    this.ttlMs = Math.max(1, Math.floor(opts.ttlMs ?? REDIS_LEDGER_TTL_MS));
+    this.ttlMs = Math.max(1, Math.floor(opts.ttlMs ?? DEFAULT_LEDGER_TTL_MS));
   }
 
   /** The Redis key of a ledger. */

@@ -48,6 +48,10 @@ describe('stripDirectoryFrontMatter', () => {
     );
   });
 
+  it('accepts duplicate keys as PyYAML does', () => {
+    expect(stripDirectoryFrontMatter('---\ndirectory: a\ndirectory: b\n---\nbody')).toBe('body');
+  });
+
   it('uses content without an opening line as-is', () => {
     expect(stripDirectoryFrontMatter('  # Docs\n---\nx: 1\n---\n')).toBe('# Docs\n---\nx: 1\n---');
     expect(stripDirectoryFrontMatter('--- \ndirectory: x\n---\nbody')).toBe('--- \ndirectory: x\n---\nbody');
@@ -59,6 +63,8 @@ describe('stripDirectoryFrontMatter', () => {
     ['not_an_object', '---\n---\nbody'],
     ['missing_directory', '---\ntitle: x\n---\nbody'],
     ['invalid_yaml', '---\ndirectory: [unclosed\n---\nbody'],
+    ['invalid_yaml', '---\ndirectory: !custom x\n---\nbody'],
+    ['invalid_yaml', '---\ndirectory: x\n\tbad: tab\n---\nbody'],
   ])('refuses front matter that is %s', (problem, text) => {
     let caught: unknown;
     try {

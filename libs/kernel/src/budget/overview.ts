@@ -4,7 +4,7 @@
  * only at `\n`, `.` matching `\r`, Unicode `\s` and `\d`), because the reference kernel's
  * answers depend on them.
  */
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { PY_WS_CLASS, codePointLength, codePointPrefix, pyCollapseWhitespace, pyLstrip, pySplitlines, pyStrip } from './python';
 
 /**
@@ -60,15 +60,37 @@ export function prepareBody(uri: string, isDirectory: boolean, raw: string | nul
 }
 
 /**
+ * Parse front matter the way PyYAML's `safe_load` accepts it: YAML 1.1, duplicate keys
+ * allowed (last wins), and an unknown tag is an error rather than a plain string.
+ * @throws FrontMatterError `invalid_yaml`
+ */
+function parseFrontMatterYaml(src: string): unknown {
+  let doc;
+  try {
+    doc = parseDocument(src, { version: '1.1', uniqueKeys: false, prettyErrors: false, logLevel: 'silent' });
+  } catch (e) {
+    throw new FrontMatterError('invalid_yaml', `directory overview front matter is not valid YAML: ${(e as Error).message}`);
+  }
+  const problem = doc.errors[0] ?? doc.warnings.find((w) => w.code === 'TAG_RESOLVE_FAILED');
+  if (problem) throw new FrontMatterError('invalid_yaml', `directory overview front matter is not valid YAML: ${problem.message}`);
+  try {
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    // Alias bombs and the like: refuse rather than expand.
+    throw new FrontMatterError('invalid_yaml', `directory overview front matter is not valid YAML: ${(e as Error).message}`);
+  }
+}
+
+/**
  * Strip the YAML front matter of a directory `.overview.md` (§4.4 rule 1). A first line of
- * exactly `---` opens front matter, closed by the next `---` line; the front matter must be a
- * YAML mapping with a `directory` key. Without an opening line the text is used as-is.
+ * exactly `---` (lines end at any Python `splitlines` boundary, so CRLF sidecars qualify)
+ * opens front matter, closed by the next `---` line; the front matter must be a YAML mapping
+ * with a `directory` key. Without an opening line the text is used as-is.
  * @returns the trimmed overview text
  * @throws FrontMatterError when the front matter is not closed, not YAML, not a mapping or
  *   has no `directory` key
  */
 export function stripDirectoryFrontMatter(text: string): string {
-  // Lines end at any Python `splitlines` boundary, so a CRLF sidecar opens with `---` too.
   LINE.lastIndex = 0;
   const first = LINE.exec(text);
   if (!first || first[1] !== '---') return pyStrip(text);
@@ -83,12 +105,7 @@ export function stripDirectoryFrontMatter(text: string): string {
   }
   const after = LINE.lastIndex;
   if (fmEnd < 0) throw new FrontMatterError('not_closed', 'directory overview front matter is not closed');
-  let data: unknown;
-  try {
-    data = parseYaml(text.slice(fmStart, fmEnd), { uniqueKeys: false, prettyErrors: false });
-  } catch (e) {
-    throw new FrontMatterError('invalid_yaml', `directory overview front matter is not valid YAML: ${(e as Error).message}`);
-  }
+  const data = parseFrontMatterYaml(text.slice(fmStart, fmEnd));
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new FrontMatterError('not_an_object', 'directory overview front matter must be a YAML object');
   }

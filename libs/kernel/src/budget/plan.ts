@@ -5,7 +5,7 @@
  */
 import { pyStrip } from './python';
 import { type OverviewOptions, type TierTexts, FrontMatterError, prepareTierTexts } from './overview';
-import { type ContextEntry, fragmentHead, neutralizeTags } from './render';
+import { type ContextEntry, completeFragment, fragmentHead, neutralizeTags } from './render';
 import { type DetailSpec, type Tier, type TierPolicy, isMemoryCategory, normalizeDetail, pinFor, tierPolicy, tierRank } from './tiers';
 import { type TokenizerName, countTokensWithin, estimateQuarters, resolveTokenizer } from './tokens';
 
@@ -109,7 +109,7 @@ class FragmentPricer {
       const n = Math.ceil(q / 4);
       return n <= limit ? n : Infinity;
     }
-    const fragment = text === '' ? `${head} />` : `${head}>\n${neutralizeTags(text)}\n</memory>`;
+    const fragment = completeFragment(head, text);
     const known = this.fragmentTokens.get(fragment);
     if (known !== undefined) {
       if (known >= 0) return known <= limit ? known : Infinity;
@@ -193,7 +193,10 @@ export function planReads(
   detail: unknown,
   tokenizer: string = 'estimate',
 ): ReadPlan {
-  const pricer = new FragmentPricer(resolveTokenizer(tokenizer));
+  return planReadsWith(new FragmentPricer(resolveTokenizer(tokenizer)), candidates, maxTokens, detail);
+}
+
+function planReadsWith(pricer: FragmentPricer, candidates: readonly Candidate[], maxTokens: number, detail: unknown): ReadPlan {
   const spec = normalizeDetail(detail);
   const cap = perEntryCap(coerceMaxTokens(maxTokens), candidates.length);
   const reads: ReadRequest[] = [];
@@ -233,7 +236,10 @@ export function planAndRender(
   detail: unknown,
   tokenizer: string = 'estimate',
 ): PlanResult {
-  const pricer = new FragmentPricer(resolveTokenizer(tokenizer));
+  return planAndRenderWith(new FragmentPricer(resolveTokenizer(tokenizer)), items, maxTokens, detail);
+}
+
+function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanItem[], maxTokens: number, detail: unknown): PlanResult {
   const spec = normalizeDetail(detail);
   const max = coerceMaxTokens(maxTokens);
   const cap = perEntryCap(max, items.length);
@@ -303,8 +309,7 @@ export function planAndRender(
     const c = p.slot.candidate;
     const text = p.slot.texts[p.tier];
     entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text, origin: c.origin });
-    const head = fragmentHead(c.uri, c.category, c.score, p.tier);
-    fragments.push(text === '' ? `${head} />` : `${head}>\n${neutralizeTags(text)}\n</memory>`);
+    fragments.push(completeFragment(fragmentHead(c.uri, c.category, c.score, p.tier), text));
     tierCounts[p.tier] = (tierCounts[p.tier] ?? 0) + 1;
   }
 
@@ -345,7 +350,9 @@ export function assembleContext(
   tokenizer: string = 'estimate',
   opts: OverviewOptions = {},
 ): AssembleResult {
-  const plan = planReads(candidates, maxTokens, detail, tokenizer);
+  // One pricer for both steps: abstracts priced for the read decision are not priced again.
+  const pricer = new FragmentPricer(resolveTokenizer(tokenizer));
+  const plan = planReadsWith(pricer, candidates, maxTokens, detail);
   const bodies = new Map<string, string | null | undefined>();
   const texts: Array<TierTexts | null> = candidates.map(() => null);
   const overviewErrors: AssembleResult['overviewErrors'] = [];
@@ -356,11 +363,11 @@ export function assembleContext(
     if (t.overviewError) overviewErrors.push({ uri: candidate.uri, error: t.overviewError });
     texts[r.index] = t;
   }
-  const result = planAndRender(
+  const result = planAndRenderWith(
+    pricer,
     candidates.map((candidate, i) => ({ candidate, texts: texts[i] })),
     maxTokens,
     detail,
-    tokenizer,
   );
   return { ...result, overviewErrors };
 }

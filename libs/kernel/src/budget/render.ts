@@ -50,11 +50,19 @@ export function fragmentHead(uri: string, category: string, score: number, detai
 }
 
 /**
- * One rendered fragment (§6.1): `head>\nbody\n</memory>` with text, `head />` without.
+ * Complete a fragment from its {@link fragmentHead}: `head>\nbody\n</memory>` with the
+ * neutralised text, or `head />` when the text is `""`.
+ */
+export function completeFragment(head: string, text: string): string {
+  return text === '' ? `${head} />` : `${head}>\n${neutralizeTags(text)}\n</memory>`;
+}
+
+/**
+ * One rendered fragment (§6.1): `<memory uri=… type=… score=… detail=…>\nbody\n</memory>`
+ * with text, self-closing without.
  */
 export function renderFragment(e: FragmentInput): string {
-  const head = fragmentHead(e.uri, e.category, e.score, e.detail);
-  return e.text === '' ? `${head} />` : `${head}>\n${neutralizeTags(e.text)}\n</memory>`;
+  return completeFragment(fragmentHead(e.uri, e.category, e.score, e.detail), e.text);
 }
 
 /** One entry of the context result, keys in wire order (§6.2). */

@@ -1,0 +1,293 @@
+import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
+import { IndexDimensionMismatchError, InvalidRecordError } from '../embedded/vector-index';
+import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
+import { denseOf, toRecord, toSummary } from './payload';
+import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
+import { DENSE_VECTOR, P, createCollectionBody, payloadIndexBodies } from './schema';
+import {
+  DEFAULT_QDRANT_TUNING,
+  type QdrantHybridTuning,
+  batchBody,
+  cosineTo,
+  hitsOf,
+  missingCosines,
+  planSearch,
+  splitBatch,
+  vectorsByIdBody,
+} from './search';
+import { commitBody, currentVersionBody, deleteBody, deleteCountBody, isCurrent, stageBodies, versionOf } from './writes';
+
+/** Default collection name. */
+export const DEFAULT_QDRANT_COLLECTION = 'ctxmesh_nodes';
+
+/** Options of {@link QdrantVectorIndex.open}. */
+export interface QdrantVectorIndexOptions {
+  /** Client to use (owned by the caller); when absent one is built from `url`/`apiKey`. */
+  client?: QdrantClient;
+  /** Qdrant REST URL, e.g. `http://qdrant:6333` (used when `client` is absent). */
+  url?: string;
+  /** API key (used when `client` is absent). */
+  apiKey?: string;
+  /** Client-side request timeout in ms (used when `client` is absent). @default 30000 */
+  timeoutMs?: number;
+  /** Collection name. @default 'ctxmesh_nodes' */
+  collection?: string;
+  /** Dense dimension; must match an existing collection. */
+  dimension: number;
+  /** Create the collection and its payload indexes when missing. @default true */
+  create?: boolean;
+  /** Hybrid tuning overrides (defaults: the embedded index's). */
+  tuning?: Partial<QdrantHybridTuning>;
+}
+
+function errStatus(e: unknown): number | undefined {
+  const s = (e as { status?: unknown } | null)?.status;
+  return typeof s === 'number' ? s : undefined;
+}
+
+/**
+ * {@link VectorIndex} on Qdrant: one collection with a named dense vector (`dense`, cosine) and
+ * a sparse lexical vector (`lexical`, IDF modifier) per point, payload indexes on every filtered
+ * key, hybrid search by prefetch + RRF fusion, tenant filters built here from the caller's
+ * {@link Visibility}, payload selectors that keep bodies out of searches.
+ *
+ * Every request body comes from a pure builder (`schema.ts`, `writes.ts`, `search.ts`,
+ * `reads.ts`) typed with the client's OpenAPI schema; this class only sequences them. Writes
+ * follow the staged-then-commit protocol described in `writes.ts`.
+ */
+export class QdrantVectorIndex implements VectorIndex {
+  readonly dimension: number;
+  private closed = false;
+
+  private constructor(
+    private readonly client: QdrantClient,
+    private readonly collection: string,
+    dimension: number,
+    private readonly tuning: QdrantHybridTuning,
+  ) {
+    this.dimension = dimension;
+  }
+
+  /**
+   * Connect, and create the collection and its payload indexes when missing (`create`).
+   * @throws IndexDimensionMismatchError when the collection exists with another dense dimension
+   * @throws the client's error when Qdrant cannot be reached (no silent fallback)
+   */
+  static async open(opts: QdrantVectorIndexOptions): Promise<QdrantVectorIndex> {
+    if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
+    const client =
+      opts.client ??
+      new QdrantClient({ url: opts.url, apiKey: opts.apiKey, timeout: opts.timeoutMs ?? 30_000, checkCompatibility: false });
+    const index = new QdrantVectorIndex(client, opts.collection ?? DEFAULT_QDRANT_COLLECTION, opts.dimension, {
+      ...DEFAULT_QDRANT_TUNING,
+      ...opts.tuning,
+    });
+    await index.ensureCollection(opts.create ?? true);
+    return index;
+  }
+
+  private async ensureCollection(create: boolean): Promise<void> {
+    const { exists } = await this.client.collectionExists(this.collection);
+    if (!exists) {
+      if (!create) throw new Error(`Qdrant collection ${this.collection} does not exist`);
+      try {
+        await this.client.createCollection(this.collection, createCollectionBody({ dimension: this.dimension }));
+      } catch (e) {
+        // Another replica created it first: carry on and validate what is there.
+        if (errStatus(e) !== 409) throw e;
+      }
+    }
+    const info = await this.client.getCollection(this.collection);
+    const vectors = info.config.params.vectors as Record<string, { size?: number } | undefined> | undefined;
+    const size = vectors?.[DENSE_VECTOR]?.size;
+    if (typeof size === 'number' && size !== this.dimension) throw new IndexDimensionMismatchError(size, this.dimension);
+    if (!create) return;
+    const present = new Set(Object.keys(info.payload_schema ?? {}));
+    for (const body of payloadIndexBodies()) {
+      if (!present.has(body.field_name)) await this.client.createPayloadIndex(this.collection, { wait: true, ...body });
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('QdrantVectorIndex is closed');
+  }
+
+  private validate(docUri: string, records: NodeRecord[]): void {
+    if (typeof docUri !== 'string' || !docUri.startsWith('viking://')) throw new InvalidRecordError(`docUri must be a viking:// URI: ${JSON.stringify(docUri)}`);
+    const seen = new Set<string>();
+    for (const r of records) {
+      if (r.docUri !== docUri) throw new InvalidRecordError(`record ${r.uri} has docUri ${r.docUri}, expected ${docUri}`);
+      if (!r.uri || !r.uri.startsWith('viking://')) throw new InvalidRecordError(`record uri must be a viking:// URI: ${JSON.stringify(r.uri)}`);
+      if (seen.has(r.uri)) throw new InvalidRecordError(`duplicate uri ${r.uri} in one document`);
+      seen.add(r.uri);
+      if (!(r.vector instanceof Float32Array) || r.vector.length !== this.dimension) {
+        throw new InvalidRecordError(`record ${r.uri} has a vector of length ${r.vector?.length}, expected ${this.dimension}`);
+      }
+      if (!r.account) throw new InvalidRecordError(`record ${r.uri} has no account`);
+    }
+    if (records.some((r) => r.account !== records[0]!.account)) throw new InvalidRecordError(`records of ${docUri} span several accounts`);
+  }
+
+  private async scrollAll(build: (offset: Schemas['ExtendedPointId'] | undefined) => Schemas['ScrollRequest']): Promise<Schemas['Record'][]> {
+    const out: Schemas['Record'][] = [];
+    let offset: Schemas['ExtendedPointId'] | undefined;
+    for (;;) {
+      const page = await this.client.scroll(this.collection, build(offset));
+      out.push(...page.points);
+      const next = page.next_page_offset;
+      if (next === undefined || next === null || typeof next === 'object') return out;
+      offset = next;
+    }
+  }
+
+  /**
+   * Replace a document's points: stage the new version, then commit it in one batch (see
+   * `writes.ts`). Nothing changes when every stored point of the document is live with the
+   * same version. An empty `records` deletes the document.
+   * @returns true when something changed
+   * @throws InvalidRecordError before writing anything when a record does not fit
+   */
+  async replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean> {
+    this.assertOpen();
+    this.validate(docUri, records);
+    if (records.length === 0) return (await this.deleteDocument(docUri)) > 0;
+    const account = records[0]!.account;
+    const version = versionOf(records);
+    const stored = await this.scrollAll((offset) => currentVersionBody(account, docUri, undefined, offset));
+    if (isCurrent(stored, version)) return false;
+    for (const body of stageBodies(records, version)) await this.client.upsert(this.collection, { wait: true, ...body });
+    await this.client.batchUpdate(this.collection, { wait: true, ...commitBody(account, docUri, version, records.map((r) => r.uri)) });
+    return true;
+  }
+
+  /**
+   * Delete the points of document `uri` (and the point whose URI is `uri`); with `subtree`,
+   * also every point under `uri/`. Counted first, so the figure is exact unless a concurrent
+   * write lands in between.
+   * @returns points removed
+   */
+  async deleteDocument(uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
+    this.assertOpen();
+    const subtree = !!opts.subtree;
+    const { count } = await this.client.count(this.collection, deleteCountBody(uri, subtree));
+    if (count === 0) return 0;
+    await this.client.delete(this.collection, { wait: true, ...deleteBody(uri, subtree) });
+    return count;
+  }
+
+  /**
+   * Run a batch of hybrid searches in one `POST /points/query/batch` (plus, for hybrid hits
+   * found only by the lexical leg, one `POST /points` fetching their dense vectors).
+   * @returns hits per query, best first, scores calibrated like the embedded index
+   * @throws UnsupportedFilterError for a filter Qdrant cannot evaluate
+   * @throws InvalidRecordError for a query vector of the wrong dimension
+   */
+  async search(queries: SearchQuery[]): Promise<SearchHit[][]> {
+    this.assertOpen();
+    for (const q of queries) {
+      if (q.vector && q.vector.length !== this.dimension) throw new InvalidRecordError(`query vector has length ${q.vector.length}, expected ${this.dimension}`);
+    }
+    const plans = queries.map((q) => planSearch(q, this.tuning));
+    const body = batchBody(plans);
+    if (body.searches.length === 0) return plans.map(() => []);
+    const answers = splitBatch(plans, await this.client.queryBatch(this.collection, body));
+
+    const missing = new Map<string, Schemas['ExtendedPointId']>();
+    plans.forEach((p, i) => {
+      for (const id of missingCosines(p, answers[i]!)) missing.set(String(id), id);
+    });
+    const stored = new Map<string, unknown>();
+    if (missing.size > 0) {
+      for (const r of await this.client.retrieve(this.collection, vectorsByIdBody([...missing.values()]))) stored.set(String(r.id), r.vector);
+    }
+    return plans.map((p, i) => {
+      const cosines = new Map<string, number>();
+      if (p.mode === 'hybrid' && p.unitVector) {
+        for (const id of missingCosines(p, answers[i]!)) {
+          const v = denseOf(stored.get(String(id)));
+          if (v) cosines.set(String(id), cosineTo(p.unitVector, v));
+        }
+      }
+      return hitsOf(p, answers[i]!, cosines);
+    });
+  }
+
+  /**
+   * Points by indexed URI; `summary` omits body, overview, vector and lexical text, `full`
+   * returns the whole {@link NodeRecord}. @returns null where missing or invisible
+   */
+  async get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>> {
+    this.assertOpen();
+    if (uris.length === 0) return [];
+    const points = await this.scrollAll((offset) => getBody(uris, visibility, fields, offset));
+    const byUri = new Map<string, NodeRecord | NodeSummary>();
+    for (const p of points) {
+      const payload = p.payload as Record<string, unknown> | null | undefined;
+      const uri = typeof payload?.[P.uri] === 'string' ? (payload[P.uri] as string) : '';
+      if (byUri.has(uri)) continue;
+      byUri.set(uri, fields === 'full' ? toRecord(payload, p.vector, this.dimension) : toSummary(payload, false));
+    }
+    return uris.map((u) => byUri.get(u) ?? null);
+  }
+
+  /** Every live, visible point of a document in passage order (empty when missing or invisible). */
+  async getDocument(docUri: string, visibility: Visibility): Promise<NodeRecord[]> {
+    this.assertOpen();
+    const points = await this.scrollAll((offset) => documentBody(docUri, visibility, offset));
+    const seen = new Set<string>();
+    const out: NodeRecord[] = [];
+    for (const p of points) {
+      const r = toRecord(p.payload as Record<string, unknown> | null | undefined, p.vector, this.dimension);
+      if (seen.has(r.uri)) continue;
+      seen.add(r.uri);
+      out.push(r);
+    }
+    return out.sort((a, b) => a.passageIndex - b.passageIndex || (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+  }
+
+  /** Dense vectors by indexed URI, at their written scale; null where missing or invisible. */
+  async vectors(uris: string[], visibility: Visibility): Promise<Array<Float32Array | null>> {
+    this.assertOpen();
+    if (uris.length === 0) return [];
+    const points = await this.scrollAll((offset) => vectorsBody(uris, visibility, offset));
+    const byUri = new Map<string, Float32Array>();
+    for (const p of points) {
+      const payload = (p.payload ?? {}) as Record<string, unknown>;
+      const uri = typeof payload[P.uri] === 'string' ? (payload[P.uri] as string) : '';
+      const v = denseOf(p.vector, payload[P.vectorNorm]);
+      if (v && !byUri.has(uri)) byUri.set(uri, v);
+    }
+    return uris.map((u) => byUri.get(u) ?? null);
+  }
+
+  /** True when a live, visible point has this URI or lives under `uri/`. */
+  async exists(uri: string, visibility: Visibility): Promise<boolean> {
+    this.assertOpen();
+    const page = await this.client.scroll(this.collection, existsBody(uri, visibility));
+    return page.points.length > 0;
+  }
+
+  /** Live point and distinct-document counts, for one account or the whole collection. */
+  async stats(account?: string): Promise<IndexStats> {
+    this.assertOpen();
+    const { count } = await this.client.count(this.collection, statsCountBody(account));
+    if (count === 0) return { points: 0, documents: 0 };
+    const facet = await this.client.facet(this.collection, statsFacetBody(count, account));
+    return { points: count, documents: facet.hits.length };
+  }
+
+  /** True while Qdrant answers and the collection exists. */
+  async ping(): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      return (await this.client.collectionExists(this.collection)).exists;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Stop using the index (the HTTP client holds no connection that needs closing). */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}

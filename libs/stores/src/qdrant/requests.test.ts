@@ -1,0 +1,451 @@
+import type { Schemas } from '@qdrant/js-client-rest';
+import { hash32, lexicalTerms } from '@ctxmesh/embedder';
+import { UnsupportedFilterError } from '../embedded/filter';
+import type { FilterNode, SearchQuery } from '../ports/vector-index';
+import { aliceVisibility, sampleRecord } from './__tests__/fixtures';
+import { MATCH_ALL, MATCH_NONE, asOfCondition, filterCondition, searchFilter, uriReadFilter, visibilityConditions } from './filter';
+import { pointId, uuidV5 } from './ids';
+import { MINOR_WEIGHT, lexicalCosine, queryTermWeights, sparseQuery, termClasses } from './lexical';
+import { denseOf, fullSelector, normalizePrefix, summarySelector, toPayload, toRecord, toSummary, uriPrefixes } from './payload';
+import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
+import { createCollectionBody, payloadIndexBodies, P } from './schema';
+import { batchBody, hitsOf, legDepth, missingCosines, planSearch, splitBatch, vectorsByIdBody } from './search';
+import { commitBody, currentVersionBody, deleteBody, deleteCountBody, isCurrent, pointOf, stageBodies, versionOf } from './writes';
+
+// Every body below is also checked by tsc against `Schemas` (the builders' return types and
+// these annotations); the snapshots pin their exact JSON.
+
+function query(over: Partial<SearchQuery> = {}): SearchQuery {
+  return {
+    visibility: aliceVisibility(),
+    vector: Float32Array.from([1, 0, 0, 0]),
+    text: 'install search',
+    targets: [],
+    filter: null,
+    limit: 5,
+    ...over,
+  };
+}
+
+describe('uuidV5', () => {
+  it('matches the RFC 9562 test vector', () => {
+    expect(uuidV5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe('2ed6657d-e927-568b-95e1-2665a8aea6a2');
+  });
+
+  it('gives point ids that depend on account, URI and version only', () => {
+    const id = pointId('acme', 'viking://resources/a.md', 'h1');
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(pointId('acme', 'viking://resources/a.md', 'h1')).toBe(id);
+    expect(pointId('other', 'viking://resources/a.md', 'h1')).not.toBe(id);
+    expect(pointId('acme', 'viking://resources/a.md', 'h2')).not.toBe(id);
+    expect(pointId('acme', 'viking://resources/b.md', 'h1')).not.toBe(id);
+  });
+});
+
+describe('uriPrefixes', () => {
+  it('lists every path prefix ending with the URI itself', () => {
+    expect(uriPrefixes('viking://user/alice/memories/events/e1.md')).toEqual([
+      'viking://user',
+      'viking://user/alice',
+      'viking://user/alice/memories',
+      'viking://user/alice/memories/events',
+      'viking://user/alice/memories/events/e1.md',
+    ]);
+    expect(uriPrefixes('viking://resources/doc.md#p3')).toEqual(['viking://resources', 'viking://resources/doc.md#p3']);
+    expect(uriPrefixes('viking://resources/dir/')).toEqual(['viking://resources', 'viking://resources/dir']);
+  });
+
+  it('normalises targets the same way (trailing slashes, bare scheme)', () => {
+    expect(normalizePrefix('viking://resources/')).toBe('viking://resources');
+    expect(normalizePrefix('viking://')).toBe('viking://');
+    expect(normalizePrefix('viking:///')).toBe('viking://');
+  });
+});
+
+describe('createCollectionBody', () => {
+  it('declares a named cosine dense vector and a sparse lexical vector with the IDF modifier', () => {
+    const body: Schemas['CreateCollection'] = createCollectionBody({ dimension: 384 });
+    expect(body.sparse_vectors?.lexical?.modifier).toBe('idf');
+    expect(body).toMatchSnapshot();
+  });
+
+  it('rejects a non-positive dimension', () => {
+    expect(() => createCollectionBody({ dimension: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('payloadIndexBodies', () => {
+  it('indexes every filtered payload key, the account as tenant', () => {
+    const bodies: Schemas['CreateFieldIndex'][] = payloadIndexBodies();
+    const keys = bodies.map((b) => b.field_name);
+    for (const k of [P.account, P.owner, P.peer, P.uriPrefixes, P.contextType, P.category, P.tags, P.createdAt, P.updatedAt, P.validFrom, P.validTo, P.level, P.state, P.version, P.uri, P.docUri, P.workspace, P.subject]) {
+      expect(keys).toContain(k);
+    }
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(bodies.find((b) => b.field_name === P.account)?.field_schema).toEqual({ type: 'keyword', is_tenant: true });
+    expect(bodies).toMatchSnapshot();
+  });
+});
+
+describe('toPayload / pointOf', () => {
+  it('builds a staged point with a deterministic id, dense and sparse vectors and a normalised payload', () => {
+    const r = sampleRecord({ workspace: '' });
+    const point: Schemas['PointStruct'] = pointOf(r, r.contentHash);
+    expect(point.id).toBe(pointId('acme', r.uri, 'sha256:aaaa'));
+    const payload = point.payload as Record<string, unknown>;
+    expect(payload[P.state]).toBe('staged');
+    expect(payload[P.tags]).toEqual(['env=prod', 'team=search']);
+    expect(payload[P.workspace]).toBe('default');
+    expect(payload[P.vectorNorm]).toBe(1);
+    const vec = point.vector as Record<string, unknown>;
+    expect(vec.dense).toEqual([0.5, 0.5, 0.5, 0.5]);
+    expect((vec.lexical as Schemas['SparseVector']).indices.length).toBeGreaterThan(0);
+    expect(point).toMatchSnapshot();
+  });
+
+  it('leaves the sparse vector out when the text has no lexical term', () => {
+    const r = sampleRecord({ abstract: 'the and of', body: 'is a', lexicalText: '' });
+    expect(Object.keys(pointOf(r, 'v') .vector as object)).toEqual(['dense']);
+  });
+
+  it('reads a payload back into the summary and the full record, restoring the written vector scale', () => {
+    const r = sampleRecord({ vector: Float32Array.from([3, 0, 4, 0]), validFrom: 10, validTo: 20 });
+    const payload = toPayload(r, 'v');
+    const summary = toSummary(payload, false);
+    expect(summary).toEqual({
+      uri: r.uri, docUri: r.docUri, parentUri: r.parentUri, contextType: 'resource', category: 'resources', level: 2,
+      account: 'acme', owner: '', peer: '', workspace: 'default', subject: '', tags: ['env=prod', 'team=search'],
+      createdAt: r.createdAt, updatedAt: r.updatedAt, validFrom: 10, validTo: 20, title: 'Intro', abstract: r.abstract,
+      contentHash: 'sha256:aaaa', passageIndex: 0, links: r.links,
+    });
+    expect(toSummary(payload, true).overview).toBe(r.overview);
+    // Qdrant returns cosine vectors unit-length: [0.6, 0, 0.8, 0] is scaled back by the stored norm 5.
+    const full = toRecord(payload, { dense: [0.6, 0, 0.8, 0] }, 4);
+    expect(Array.from(full.vector)).toEqual([3, 0, 4, 0].map((x) => Math.fround(x)));
+    expect(full.body).toBe(r.body);
+    expect(denseOf(null)).toBeNull();
+  });
+});
+
+describe('stageBodies / commitBody (replace protocol)', () => {
+  it('stages a long document in chunks, every point staged under one version', () => {
+    const records = Array.from({ length: 5 }, (_, i) =>
+      sampleRecord({ uri: `viking://resources/guide/intro.md#p${i}`, passageIndex: i, contentHash: 'h2' }),
+    );
+    const bodies: Schemas['PointInsertOperations'][] = stageBodies(records, versionOf(records), 2);
+    expect(bodies.map((b) => (b as Schemas['PointsList']).points.length)).toEqual([2, 2, 1]);
+    const states = bodies.flatMap((b) => (b as Schemas['PointsList']).points.map((p) => (p.payload as Record<string, unknown>)[P.state]));
+    expect(new Set(states)).toEqual(new Set(['staged']));
+  });
+
+  it('commits by flipping the staged version live, then deleting other versions and moved URIs', () => {
+    const body: Schemas['UpdateOperations'] = commitBody('acme', 'viking://resources/guide/intro.md', 'h2', [
+      'viking://resources/guide/intro.md#p0',
+      'viking://resources/guide/intro.md#p1',
+    ]);
+    expect(body.operations.map((o) => Object.keys(o)[0])).toEqual(['set_payload', 'delete', 'delete']);
+    expect(body).toMatchSnapshot();
+  });
+
+  it('uses the shared content hash as version, and a digest when the records disagree', () => {
+    expect(versionOf([sampleRecord({ contentHash: 'h' }), sampleRecord({ uri: 'viking://resources/guide/intro.md#p1', contentHash: 'h' })])).toBe('h');
+    const mixed = versionOf([sampleRecord({ contentHash: 'b' }), sampleRecord({ contentHash: 'a' })]);
+    expect(mixed).toMatch(/^mixed:[0-9a-f]{40}$/);
+    expect(versionOf([sampleRecord({ contentHash: 'a' }), sampleRecord({ contentHash: 'b' })])).toBe(mixed);
+  });
+
+  it('finds a write unnecessary only when every stored point is live with the same version', () => {
+    const live = (version: string) => ({ payload: { [P.version]: version, [P.state]: 'live' } });
+    expect(isCurrent([live('h'), live('h')], 'h')).toBe(true);
+    expect(isCurrent([live('h'), live('old')], 'h')).toBe(false);
+    expect(isCurrent([live('h'), { payload: { [P.version]: 'h', [P.state]: 'staged' } }], 'h')).toBe(false);
+    expect(isCurrent([], 'h')).toBe(false);
+    const scroll: Schemas['ScrollRequest'] = currentVersionBody('acme', 'viking://resources/guide/intro.md');
+    expect(scroll).toMatchSnapshot();
+  });
+});
+
+describe('deleteBody', () => {
+  it('deletes a document by doc_uri or uri, in every account', () => {
+    const body: Schemas['PointsSelector'] = deleteBody('viking://resources/guide/intro.md', false);
+    expect(body).toMatchSnapshot();
+  });
+
+  it('deletes a subtree through uri_prefixes, and counts with the same filter', () => {
+    const body: Schemas['PointsSelector'] = deleteBody('viking://resources/guide/', true);
+    const count: Schemas['CountRequest'] = deleteCountBody('viking://resources/guide/', true);
+    expect(count.filter).toEqual((body as Schemas['FilterSelector']).filter);
+    expect(count.exact).toBe(true);
+    expect(body).toMatchSnapshot();
+    expect(deleteBody('viking://', true)).toEqual({ filter: { must: [] } });
+  });
+});
+
+describe('visibilityConditions', () => {
+  const cases: Array<[string, Parameters<typeof aliceVisibility>[0], boolean]> = [
+    ['own space and account-wide scopes, no peer', {}, false],
+    ['actor peer visible beside the own space', { actorPeer: 'bob' }, false],
+    ['open context: every peer of the user', { openPeers: true, actorPeer: 'bob' }, false],
+    ['one workspace only', { workspace: 'ws1' }, false],
+    ['root, untargeted: still own space only', { allUsers: true }, false],
+    ['root, targeted: every user of the account', { allUsers: true }, true],
+  ];
+  it.each(cases)('maps %s', (_name, over, targeted) => {
+    const conds: Schemas['Condition'][] = visibilityConditions(aliceVisibility(over), targeted);
+    expect(conds[0]).toEqual({ key: P.account, match: { value: 'acme' } });
+    expect(conds).toMatchSnapshot();
+  });
+});
+
+describe('filterCondition', () => {
+  const cases: Array<[string, FilterNode]> = [
+    ['and', { op: 'and', conds: [{ op: 'must', field: 'context_type', conds: ['memory'] }, { op: 'must', field: 'category', conds: ['events', 'entities'] }] }],
+    ['empty and (everything)', { op: 'and', conds: [] }],
+    ['or', { op: 'or', conds: [{ op: 'must', field: 'level', conds: [0, 1] }, { op: 'prefix', field: 'uri', prefix: 'viking://resources/guide/' }] }],
+    ['must on tags (normalised)', { op: 'must', field: 'search_tags', conds: [' Env=Prod ', 'team=search'] }],
+    ['must_not on context type', { op: 'must_not', field: 'context_type', conds: ['skill'] }],
+    ['must on integer level, dropping values no integer equals', { op: 'must', field: 'level', conds: [2, '1', 1.5] }],
+    ['must on a time field with ISO values', { op: 'must', field: 'created_at', conds: ['2026-01-01T00:00:00.000Z'] }],
+    ['range on level', { op: 'range', field: 'level', gte: 1, lt: 3 }],
+    ['range on a time field in ms', { op: 'range', field: 'valid_to', gt: 1000 }],
+    ['time_range on updated_at', { op: 'time_range', field: 'updated_at', gte: '2026-01-01T00:00:00.000Z', lte: '2026-01-31T23:59:59.999Z' }],
+    ['prefix on uri', { op: 'prefix', field: 'uri', prefix: 'viking://user/alice/memories' }],
+    ['must on doc_uri', { op: 'must', field: 'doc_uri', conds: ['viking://resources/guide/intro.md'] }],
+    ['must on subject and workspace', { op: 'and', conds: [{ op: 'must', field: 'subject', conds: ['carol'] }, { op: 'must', field: 'workspace', conds: ['ws1'] }] }],
+  ];
+  it.each(cases)('maps %s', (_name, node) => {
+    const cond: Schemas['Condition'] = filterCondition(node);
+    expect(cond).toMatchSnapshot();
+  });
+
+  it('maps the degenerate cases to match-nothing / match-everything', () => {
+    expect(filterCondition({ op: 'or', conds: [] })).toBe(MATCH_NONE);
+    expect(filterCondition({ op: 'must', field: 'category', conds: [] })).toBe(MATCH_NONE);
+    expect(filterCondition({ op: 'must_not', field: 'category', conds: [] })).toBe(MATCH_ALL);
+    expect(filterCondition({ op: 'must', field: 'level', conds: [0.5] })).toBe(MATCH_NONE);
+    expect(filterCondition({ op: 'prefix', field: 'uri', prefix: 'viking://' })).toBe(MATCH_ALL);
+  });
+
+  it.each<[string, unknown]>([
+    ['an unknown field', { op: 'must', field: 'colour', conds: ['red'] }],
+    ['an unknown op', { op: 'near', field: 'uri', conds: [] }],
+    ['a non-numeric range bound', { op: 'range', field: 'level', gte: 'high' }],
+    ['a time_range on a non-time field', { op: 'time_range', field: 'level', gte: '2026-01-01' }],
+    ['an unparsable time', { op: 'time_range', field: 'updated_at', gte: 'yesterday-ish' }],
+    ['a prefix on a field without a prefix index', { op: 'prefix', field: 'category', prefix: 'ev' }],
+    ['conds that are not an array', { op: 'and', conds: 'x' }],
+  ])('rejects %s with UnsupportedFilterError', (_name, node) => {
+    expect(() => filterCondition(node as FilterNode)).toThrow(UnsupportedFilterError);
+  });
+});
+
+describe('asOfCondition', () => {
+  it('keeps valid_from ≤ asOf < valid_to with open (null or missing) bounds passing', () => {
+    const cond: Schemas['Condition'] = asOfCondition(1_700_000_000_000);
+    expect(cond).toMatchSnapshot();
+  });
+});
+
+describe('searchFilter', () => {
+  it('combines live state, tenant, default scope, levels, asOf and the metadata filter', () => {
+    const f: Schemas['Filter'] = searchFilter(
+      query({ levels: [2, 2, 0], asOf: 1_700_000_000_000, filter: { op: 'must', field: 'context_type', conds: ['resource'] } }),
+    );
+    expect(f).toMatchSnapshot();
+  });
+
+  it('replaces the default scope by the targets, which also lets root see other users', () => {
+    const f = searchFilter(query({ targets: ['viking://user/bob/memories/'], visibility: aliceVisibility({ allUsers: true }) }));
+    expect(f.must).toEqual([
+      { key: P.state, match: { value: 'live' } },
+      { key: P.account, match: { value: 'acme' } },
+      { key: P.uriPrefixes, match: { any: ['viking://user/bob/memories'] } },
+    ]);
+  });
+
+  it('drops the scope condition for the bare scheme target', () => {
+    const f = searchFilter(query({ targets: ['viking://'] }));
+    expect(JSON.stringify(f)).not.toContain(P.uriPrefixes);
+  });
+});
+
+describe('planSearch', () => {
+  it('builds a hybrid query: dense and sparse prefetches fused by RRF, plus the dense leg for raw cosines', () => {
+    const plan = planSearch(query({ withOverview: true }));
+    expect(plan.mode).toBe('hybrid');
+    expect(plan.requests).toHaveLength(2);
+    const fused = plan.requests[0]!;
+    expect(fused.query).toEqual({ rrf: { k: 60 } });
+    expect((fused.prefetch as Schemas['Prefetch'][]).map((p) => [p.using, p.limit])).toEqual([
+      ['dense', 50],
+      ['lexical', 50],
+    ]);
+    expect(fused.with_payload).toEqual(summarySelector(true));
+    expect(plan.requests[1]).toMatchObject({ using: 'dense', limit: 50, with_payload: false });
+    const batch: Schemas['QueryRequestBatch'] = batchBody([plan]);
+    expect(batch).toMatchSnapshot();
+  });
+
+  it('sends a dense-only query when the text has no lexical term', () => {
+    const plan = planSearch(query({ text: 'the of and' }));
+    expect(plan.mode).toBe('dense');
+    expect(plan.requests).toMatchSnapshot();
+  });
+
+  it('sends a lexical-only query with the term ids when there is no usable vector', () => {
+    for (const vector of [null, new Float32Array(4)]) {
+      const plan = planSearch(query({ vector }));
+      expect(plan.mode).toBe('lexical');
+      expect((plan.requests[0]!.with_payload as Schemas['PayloadSelectorInclude']).include).toEqual(
+        expect.arrayContaining([P.lexMain, P.lexMinor]),
+      );
+    }
+    expect(planSearch(query({ vector: null })).requests).toMatchSnapshot();
+  });
+
+  it('sends nothing for a query with no leg or no rows wanted', () => {
+    expect(planSearch(query({ vector: null, text: '' })).requests).toEqual([]);
+    expect(planSearch(query({ limit: 0 })).requests).toEqual([]);
+    expect(planSearch(query({ limit: 0.5 })).mode).toBe('none');
+  });
+
+  it('still rejects an unsupported filter on a query with no leg', () => {
+    expect(() => planSearch(query({ vector: null, text: '', filter: { op: 'must', field: 'nope', conds: [] } }))).toThrow(UnsupportedFilterError);
+  });
+
+  it('sizes the legs like the embedded index: max(50, 3 × limit)', () => {
+    expect(legDepth(5)).toBe(50);
+    expect(legDepth(40)).toBe(120);
+  });
+
+  it('batches several searches in order and splits the answers back', () => {
+    const plans = [planSearch(query()), planSearch(query({ vector: null })), planSearch(query({ limit: 0 })), planSearch(query({ text: '' }))];
+    const body = batchBody(plans);
+    expect(body.searches).toHaveLength(4);
+    const answers = ['a', 'b', 'c', 'd'];
+    expect(splitBatch(plans, answers)).toEqual([['a', 'b'], ['c'], [], ['d']]);
+    expect(() => splitBatch(plans, ['a'])).toThrow(/expected 4/);
+  });
+});
+
+describe('hitsOf', () => {
+  const summary = (uri: string) => ({ [P.uri]: uri, [P.contextType]: 'resource' });
+  const point = (id: string, score: number, payload?: Record<string, unknown>): Schemas['ScoredPoint'] => ({ id, version: 1, score, payload });
+
+  it('keeps the fused order and calibrates raw cosines into a non-increasing 0..1 score', () => {
+    const plan = planSearch(query());
+    const fused = { points: [point('a', 0.03, summary('viking://r/a')), point('b', 0.02, summary('viking://r/b')), point('c', 0.01, summary('viking://r/c'))] };
+    // b was ranked above c by the fusion although its cosine is lower: the run is pooled.
+    const leg = { points: [point('a', 0.9), point('c', 0.6), point('b', 0.4)] };
+    expect(missingCosines(plan, [fused, leg])).toEqual([]);
+    const hits = hitsOf(plan, [fused, leg]);
+    expect(hits.map((h) => h.node.uri)).toEqual(['viking://r/a', 'viking://r/b', 'viking://r/c']);
+    expect(hits.map((h) => h.score)).toEqual([0.9, 0.5, 0.5]);
+  });
+
+  it('takes the cosine of a lexical-only hit from its fetched vector', () => {
+    const plan = planSearch(query());
+    const fused = { points: [point('a', 0.03, summary('viking://r/a')), point('z', 0.02, summary('viking://r/z'))] };
+    const leg = { points: [point('a', 0.8)] };
+    expect(missingCosines(plan, [fused, leg])).toEqual(['z']);
+    expect(vectorsByIdBody(['z'])).toEqual({ ids: ['z'], with_payload: false, with_vector: ['dense'] });
+    expect(hitsOf(plan, [fused, leg], new Map([['z', 0.3]])).map((h) => h.score)).toEqual([0.8, 0.3]);
+  });
+
+  it('applies the threshold to the calibrated score and keeps one hit per URI', () => {
+    const plan = planSearch(query({ scoreThreshold: 0.5 }));
+    const fused = {
+      points: [point('a', 0.03, summary('viking://r/a')), point('a2', 0.025, summary('viking://r/a')), point('b', 0.02, summary('viking://r/b')), point('c', 0.01, summary('viking://r/c'))],
+    };
+    const leg = { points: [point('a', 0.9), point('a2', 0.8), point('b', 0.6), point('c', 0.2)] };
+    const hits = hitsOf(plan, [fused, leg]);
+    expect(hits.map((h) => [h.node.uri, h.score])).toEqual([
+      ['viking://r/a', 0.9],
+      ['viking://r/b', 0.6],
+    ]);
+  });
+
+  it('scores a lexical-only search by the weighted set cosine of stored term ids', () => {
+    const plan = planSearch(query({ vector: null, text: 'install search' }));
+    const same = termClasses('install search');
+    const p = point('a', 7.5, { ...summary('viking://r/a'), [P.lexMain]: same.main, [P.lexMinor]: same.minor });
+    const hits = hitsOf(plan, [{ points: [p] }]);
+    expect(hits[0]!.score).toBeCloseTo(1, 10);
+  });
+});
+
+describe('lexicalCosine', () => {
+  // The embedded index's lexical-only score, computed on term strings.
+  function reference(q: string, d: string): number {
+    const weights = (t: string) => {
+      const { main, minor } = lexicalTerms(t);
+      const m = new Map<string, number>();
+      for (const x of main) m.set(x, 1);
+      for (const x of minor) if (!m.has(x)) m.set(x, MINOR_WEIGHT);
+      return m;
+    };
+    const a = weights(q);
+    const b = weights(d);
+    let dot = 0;
+    let na = 0;
+    let nb = 0;
+    for (const [t, w] of a) {
+      na += w * w;
+      dot += w * (b.get(t) ?? 0);
+    }
+    for (const w of b.values()) nb += w * w;
+    return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
+  }
+
+  it.each([
+    ['install search', 'How to install the search service'],
+    ['跳舞 比赛', '我们昨天去看了跳舞比赛，舞蹈很好看'],
+    ['service', 'nothing related here'],
+    ['东京 trip plans', 'Trip to 东京 next week: plans and tickets'],
+  ])('equals the embedded formula for %j vs %j', (q, d) => {
+    const dc = termClasses(d);
+    expect(lexicalCosine(queryTermWeights(q), dc.main, dc.minor)).toBeCloseTo(reference(q, d), 12);
+  });
+
+  it('builds the sparse query from distinct terms with class weights', () => {
+    const s = sparseQuery('search searching 跳舞')!;
+    expect(s.indices).toEqual([...s.indices].sort((a, b) => a - b));
+    expect(s.indices).toContain(hash32('search'));
+    expect(s.values[s.indices.indexOf(hash32('search'))]).toBe(1);
+    expect(s.values[s.indices.indexOf(hash32('跳'))]).toBe(MINOR_WEIGHT);
+    expect(sparseQuery('the and of')).toBeNull();
+  });
+});
+
+describe('read bodies', () => {
+  const vis = aliceVisibility({ actorPeer: 'bob' });
+  it('fetch summaries for gather and bodies plus vectors for the tier-reader', () => {
+    const summaryBody: Schemas['ScrollRequest'] = getBody(['viking://r/a', 'viking://r/a'], vis, 'summary');
+    const fullBody: Schemas['ScrollRequest'] = getBody(['viking://r/a'], vis, 'full', 'next-id');
+    expect(summaryBody.with_payload).toEqual(summarySelector(false));
+    expect(summaryBody.with_vector).toBe(false);
+    expect(fullBody.with_payload).toEqual(fullSelector());
+    expect(fullBody.with_vector).toEqual(['dense']);
+    expect(fullBody.offset).toBe('next-id');
+    expect(summaryBody.filter).toEqual(uriReadFilter(['viking://r/a'], vis));
+    expect({ summaryBody, fullBody }).toMatchSnapshot();
+  });
+
+  it('cover vectors, documents, exists and stats', () => {
+    const bodies: {
+      vectors: Schemas['ScrollRequest'];
+      document: Schemas['ScrollRequest'];
+      exists: Schemas['ScrollRequest'];
+      count: Schemas['CountRequest'];
+      facet: Schemas['FacetRequest'];
+    } = {
+      vectors: vectorsBody(['viking://r/a'], vis),
+      document: documentBody('viking://resources/guide/intro.md', vis),
+      exists: existsBody('viking://user/alice/memories/', vis),
+      count: statsCountBody('acme'),
+      facet: statsFacetBody(42, 'acme'),
+    };
+    expect(bodies).toMatchSnapshot();
+    expect(statsCountBody().filter).toEqual({ must: [{ key: P.state, match: { value: 'live' } }] });
+  });
+});

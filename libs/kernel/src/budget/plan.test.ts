@@ -97,6 +97,12 @@ describe('planAndRender', () => {
     expect(capped.stats.fill).toEqual({ floor_tokens: 184, overview_upgrades: 0, full_upgrades: 0, spare_upgrades: 1 });
     const overviewFragment = renderFragment({ uri: event.candidate.uri, category: 'events', score: 0.9, detail: 'overview', text: 'gist' });
     expect(capped.stats.used_tokens).toBe(184 - estimateTokens(overviewFragment) + 531);
+    // The same with an exact tokenizer: the full fragment is first priced against the cap
+    // (and proven too big), then priced again against the whole remaining budget.
+    const exact = planAndRender(withResources(6), 1200, null, 'o200k_base');
+    expect(exact.entries[0].detail).toBe('full');
+    expect(exact.stats.fill).toMatchObject({ full_upgrades: 0, spare_upgrades: 1 });
+    expect(exact.stats.used_tokens).toBe(exact.entries.map(renderFragment).reduce((n, f) => n + countTokens(f, 'o200k_base'), 0) + 6);
     // Without room even pass C leaves it at overview.
     const tight = planAndRender(withResources(6), 600, null);
     expect(tight.entries[0].detail).toBe('overview');

@@ -84,8 +84,10 @@ const SELF_CLOSE_Q = estimateQuarters(' />');
  */
 class FragmentPricer {
   private readonly textQuarters = new Map<string, number>();
-  /** Exact counts, or (negative) `-L` meaning "proven to exceed L". */
-  private readonly fragmentTokens = new Map<string, number>();
+  /** Exact counts of fragments. */
+  private readonly exact = new Map<string, number>();
+  /** Largest limit each unsettled fragment is known to exceed. */
+  private readonly over = new Map<string, number>();
   constructor(readonly tokenizer: TokenizerName) {}
 
   /**
@@ -110,13 +112,13 @@ class FragmentPricer {
       return n <= limit ? n : Infinity;
     }
     const fragment = completeFragment(head, text);
-    const known = this.fragmentTokens.get(fragment);
-    if (known !== undefined) {
-      if (known >= 0) return known <= limit ? known : Infinity;
-      if (limit <= -known) return Infinity;
-    }
+    const known = this.exact.get(fragment);
+    if (known !== undefined) return known <= limit ? known : Infinity;
+    const exceeded = this.over.get(fragment);
+    if (exceeded !== undefined && limit <= exceeded) return Infinity;
     const n = countTokensWithin(fragment, limit, this.tokenizer);
-    this.fragmentTokens.set(fragment, n === Infinity ? -Math.max(limit, 0) : n);
+    if (n === Infinity) this.over.set(fragment, Math.max(limit, exceeded ?? -Infinity));
+    else this.exact.set(fragment, n);
     return n;
   }
 }

@@ -1,0 +1,351 @@
+/**
+ * QdrantVectorIndex against Qdrant.
+ *
+ * Qdrant cannot run on our machines. What is proved here without one: the adapter, through the
+ * real `@qdrant/js-client-rest` client and real HTTP, sends exactly the requests its typed
+ * builders produce (paths, methods, query strings, JSON bodies) and turns canned Qdrant answers
+ * into the port's results. The adapter-neutral VectorIndex contract suite runs against a real
+ * Qdrant only when QDRANT_URL is set (see the bottom of this file).
+ */
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { IndexDimensionMismatchError, InvalidRecordError } from '../src/embedded/vector-index';
+import { UnsupportedFilterError } from '../src/embedded/filter';
+import type { SearchQuery } from '../src/ports/vector-index';
+import { aliceVisibility, sampleRecord } from '../src/qdrant/__tests__/fixtures';
+import { pointId } from '../src/qdrant/ids';
+import { QdrantVectorIndex } from '../src/qdrant/qdrant-vector-index';
+import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vectorsBody } from '../src/qdrant/reads';
+import { createCollectionBody, payloadIndexBodies, P } from '../src/qdrant/schema';
+import { batchBody, planSearch, vectorsByIdBody } from '../src/qdrant/search';
+import { commitBody, currentVersionBody, deleteBody, deleteCountBody, stageBodies } from '../src/qdrant/writes';
+
+const QDRANT_URL = process.env.QDRANT_URL;
+const COLLECTION = 'ctxmesh_test';
+
+/** One request as the fake server saw it. */
+interface Seen {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body: unknown;
+}
+
+type Reply = { status?: number; result: unknown };
+type Handler = (req: Seen) => Reply;
+
+/**
+ * A recording fake of Qdrant's REST API on port 0: answers each `METHOD /path` from a table of
+ * canned replies (in the `{result, status, time}` envelope) and records every request.
+ */
+class FakeQdrant {
+  readonly seen: Seen[] = [];
+  private readonly routes = new Map<string, Handler[]>();
+  private server: Server | null = null;
+  url = '';
+
+  /** Queue a reply for `METHOD /path` (used once; the last one queued repeats). */
+  on(method: string, path: string, handler: Handler | Reply): this {
+    const key = `${method} ${path}`;
+    const list = this.routes.get(key) ?? [];
+    list.push(typeof handler === 'function' ? handler : () => handler);
+    this.routes.set(key, list);
+    return this;
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((done) => this.server!.close(() => done()));
+  }
+
+  /** Requests seen since the last call, then forget them. */
+  take(): Seen[] {
+    return this.seen.splice(0, this.seen.length);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://x');
+    const seen: Seen = {
+      method: req.method ?? '',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      body: raw === '' ? undefined : JSON.parse(raw),
+    };
+    this.seen.push(seen);
+    const list = this.routes.get(`${seen.method} ${seen.path}`);
+    if (!list || list.length === 0) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: { error: `no fake route for ${seen.method} ${seen.path}` }, time: 0 }));
+      return;
+    }
+    const reply = (list.length > 1 ? list.shift()! : list[0]!)(seen);
+    const status = reply.status ?? 200;
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(status < 300 ? { result: reply.result, status: 'ok', time: 0.001 } : { status: { error: String(reply.result) }, time: 0 }));
+  }
+}
+
+/** JSON round trip: what a body looks like on the wire (Float32 → number, undefined dropped). */
+function wire<T>(x: T): unknown {
+  return JSON.parse(JSON.stringify(x));
+}
+
+const DIM = 4;
+const collectionPath = `/collections/${COLLECTION}`;
+
+function collectionInfo(size: number, indexed: string[] = []): unknown {
+  return {
+    status: 'green',
+    optimizer_status: 'ok',
+    points_count: 0,
+    segments_count: 1,
+    config: {
+      params: { vectors: { dense: { size, distance: 'Cosine' } }, sparse_vectors: { lexical: { modifier: 'idf' } } },
+      hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000 },
+      optimizer_config: {},
+      wal_config: {},
+    },
+    payload_schema: Object.fromEntries(indexed.map((k) => [k, { data_type: 'keyword', points: 0 }])),
+  };
+}
+
+const UPDATED = { operation_id: 1, status: 'completed' };
+
+async function openAgainst(fake: FakeQdrant): Promise<QdrantVectorIndex> {
+  const allIndexed = payloadIndexBodies().map((b) => b.field_name);
+  fake.on('GET', `${collectionPath}/exists`, { result: { exists: true } }).on('GET', collectionPath, { result: collectionInfo(DIM, allIndexed) });
+  const index = await QdrantVectorIndex.open({ url: fake.url, collection: COLLECTION, dimension: DIM });
+  fake.take();
+  return index;
+}
+
+describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL ? '' : ' (QDRANT_URL unset: the contract suite against a real Qdrant does not run in this process)'}`, () => {
+  let fake: FakeQdrant;
+
+  beforeAll(() => {
+    if (!QDRANT_URL) {
+      // Say it where the test output shows it: only the request-level behaviour is proved here.
+      process.stdout.write('vector-index.qdrant: QDRANT_URL is unset — running the offline HTTP checks only; set QDRANT_URL to run the VectorIndex contract suite against Qdrant.\n');
+    }
+  });
+
+  beforeEach(async () => {
+    fake = new FakeQdrant();
+    await fake.start();
+  });
+
+  afterEach(async () => {
+    await fake.stop();
+  });
+
+  it('creates a missing collection with its vectors, then every payload index', async () => {
+    fake
+      .on('GET', `${collectionPath}/exists`, { result: { exists: false } })
+      .on('PUT', collectionPath, { result: true })
+      .on('GET', collectionPath, { result: collectionInfo(DIM, [P.account]) })
+      .on('PUT', `${collectionPath}/index`, { result: UPDATED });
+    const index = await QdrantVectorIndex.open({ url: fake.url, collection: COLLECTION, dimension: DIM });
+    const seen = fake.take();
+    expect(seen.slice(0, 3).map((s) => `${s.method} ${s.path}`)).toEqual([`GET ${collectionPath}/exists`, `PUT ${collectionPath}`, `GET ${collectionPath}`]);
+    expect(seen[1]!.body).toEqual(wire(createCollectionBody({ dimension: DIM })));
+    const indexes = seen.slice(3);
+    expect(indexes.every((s) => s.method === 'PUT' && s.path === `${collectionPath}/index` && s.query.wait === 'true')).toBe(true);
+    // The account index already exists, so it is not created again.
+    expect(indexes.map((s) => s.body)).toEqual(wire(payloadIndexBodies().filter((b) => b.field_name !== P.account)));
+    expect(index.dimension).toBe(DIM);
+  });
+
+  it('refuses a collection of another dimension', async () => {
+    fake.on('GET', `${collectionPath}/exists`, { result: { exists: true } }).on('GET', collectionPath, { result: collectionInfo(8) });
+    await expect(QdrantVectorIndex.open({ url: fake.url, collection: COLLECTION, dimension: DIM })).rejects.toThrow(IndexDimensionMismatchError);
+  });
+
+  it('stages a new document version, then commits it in one batch', async () => {
+    const index = await openAgainst(fake);
+    const records = [0, 1].map((i) => sampleRecord({ uri: `viking://resources/guide/intro.md#p${i}`, passageIndex: i, contentHash: 'h2' }));
+    fake
+      .on('POST', `${collectionPath}/points/scroll`, { result: { points: [{ id: 'old', payload: { [P.version]: 'h1', [P.state]: 'live' } }], next_page_offset: null } })
+      .on('PUT', `${collectionPath}/points`, { result: UPDATED })
+      .on('POST', `${collectionPath}/points/batch`, { result: [UPDATED, UPDATED, UPDATED] });
+    await expect(index.replaceDocument('viking://resources/guide/intro.md', records)).resolves.toBe(true);
+    const seen = fake.take();
+    expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual([
+      `POST ${collectionPath}/points/scroll`,
+      `PUT ${collectionPath}/points`,
+      `POST ${collectionPath}/points/batch`,
+    ]);
+    expect(seen[0]!.body).toEqual(wire(currentVersionBody('acme', 'viking://resources/guide/intro.md')));
+    expect(seen[1]!.query.wait).toBe('true');
+    expect(seen[1]!.body).toEqual(wire(stageBodies(records, 'h2')[0]));
+    expect((seen[1]!.body as { points: Array<{ id: string }> }).points.map((p) => p.id)).toEqual(records.map((r) => pointId('acme', r.uri, 'h2')));
+    expect(seen[2]!.query.wait).toBe('true');
+    expect(seen[2]!.body).toEqual(wire(commitBody('acme', 'viking://resources/guide/intro.md', 'h2', records.map((r) => r.uri))));
+  });
+
+  it('writes nothing when the live version already has the same content hash', async () => {
+    const index = await openAgainst(fake);
+    fake.on('POST', `${collectionPath}/points/scroll`, { result: { points: [{ id: 'x', payload: { [P.version]: 'sha256:aaaa', [P.state]: 'live' } }], next_page_offset: null } });
+    await expect(index.replaceDocument('viking://resources/guide/intro.md', [sampleRecord()])).resolves.toBe(false);
+    expect(fake.take().map((s) => s.path)).toEqual([`${collectionPath}/points/scroll`]);
+  });
+
+  it('pages through the stored version with the scroll offset', async () => {
+    const index = await openAgainst(fake);
+    fake
+      .on('POST', `${collectionPath}/points/scroll`, { result: { points: [{ id: 'a', payload: { [P.version]: 'sha256:aaaa', [P.state]: 'live' } }], next_page_offset: 'b' } })
+      .on('POST', `${collectionPath}/points/scroll`, { result: { points: [{ id: 'b', payload: { [P.version]: 'sha256:aaaa', [P.state]: 'live' } }], next_page_offset: null } });
+    await expect(index.replaceDocument('viking://resources/guide/intro.md', [sampleRecord()])).resolves.toBe(false);
+    const seen = fake.take();
+    expect(seen.map((s) => (s.body as { offset?: string }).offset)).toEqual([undefined, 'b']);
+  });
+
+  it('rejects a record that does not fit before sending anything', async () => {
+    const index = await openAgainst(fake);
+    await expect(index.replaceDocument('viking://resources/guide/intro.md', [sampleRecord({ vector: new Float32Array(3) })])).rejects.toThrow(InvalidRecordError);
+    await expect(index.replaceDocument('viking://resources/guide/intro.md', [sampleRecord({ docUri: 'viking://resources/other.md' })])).rejects.toThrow(InvalidRecordError);
+    expect(fake.take()).toEqual([]);
+  });
+
+  it('deletes a document or a subtree after counting what goes', async () => {
+    const index = await openAgainst(fake);
+    fake.on('POST', `${collectionPath}/points/count`, { result: { count: 3 } }).on('POST', `${collectionPath}/points/delete`, { result: UPDATED });
+    await expect(index.deleteDocument('viking://resources/guide', { subtree: true })).resolves.toBe(3);
+    const seen = fake.take();
+    expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual([`POST ${collectionPath}/points/count`, `POST ${collectionPath}/points/delete`]);
+    expect(seen[0]!.body).toEqual(wire(deleteCountBody('viking://resources/guide', true)));
+    expect(seen[1]!.body).toEqual(wire(deleteBody('viking://resources/guide', true)));
+    expect(seen[1]!.query.wait).toBe('true');
+  });
+
+  it('does not send a delete when nothing matches', async () => {
+    const index = await openAgainst(fake);
+    fake.on('POST', `${collectionPath}/points/count`, { result: { count: 0 } });
+    await expect(index.deleteDocument('viking://resources/none.md')).resolves.toBe(0);
+    expect(fake.take().map((s) => s.path)).toEqual([`${collectionPath}/points/count`]);
+  });
+
+  it('runs every search of a call in one query batch and fetches vectors only for lexical-only hybrid hits', async () => {
+    const index = await openAgainst(fake);
+    const q1: SearchQuery = { visibility: aliceVisibility(), vector: Float32Array.from([2, 0, 0, 0]), text: 'install search', targets: [], filter: null, limit: 3 };
+    const q2: SearchQuery = { ...q1, vector: null, text: 'install' };
+    const hit = (uri: string, extra: Record<string, unknown> = {}) => ({ [P.uri]: uri, [P.contextType]: 'resource', [P.account]: 'acme', ...extra });
+    fake
+      .on('POST', `${collectionPath}/points/query/batch`, {
+        result: [
+          { points: [{ id: 'a', version: 1, score: 0.032, payload: hit('viking://resources/a.md') }, { id: 'z', version: 1, score: 0.016, payload: hit('viking://resources/z.md') }] },
+          { points: [{ id: 'a', version: 1, score: 0.9 }] },
+          { points: [{ id: 'a', version: 1, score: 3.1, payload: hit('viking://resources/a.md', { [P.lexMain]: [], [P.lexMinor]: [] }) }] },
+        ],
+      })
+      .on('POST', `${collectionPath}/points`, { result: [{ id: 'z', vector: { dense: [0.6, 0.8, 0, 0] } }] });
+    const results = await index.search([q1, q2]);
+    const seen = fake.take();
+    expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual([`POST ${collectionPath}/points/query/batch`, `POST ${collectionPath}/points`]);
+    expect(seen[0]!.body).toEqual(wire(batchBody([planSearch(q1), planSearch(q2)])));
+    expect(seen[1]!.body).toEqual(wire(vectorsByIdBody(['z'])));
+    expect(results[0]!.map((h) => [h.node.uri, h.score])).toEqual([
+      ['viking://resources/a.md', 0.9],
+      ['viking://resources/z.md', expect.closeTo(0.6, 6)],
+    ]);
+    // A point with no stored term in common with the query scores 0 in a lexical-only search.
+    expect(results[1]!.map((h) => [h.node.uri, h.score])).toEqual([['viking://resources/a.md', 0]]);
+  });
+
+  it('answers searches with no leg without calling Qdrant, and rejects bad queries first', async () => {
+    const index = await openAgainst(fake);
+    const empty: SearchQuery = { visibility: aliceVisibility(), vector: null, text: '', targets: [], filter: null, limit: 5 };
+    await expect(index.search([empty])).resolves.toEqual([[]]);
+    await expect(index.search([{ ...empty, vector: new Float32Array(2) }])).rejects.toThrow(InvalidRecordError);
+    await expect(index.search([{ ...empty, text: 'x', filter: { op: 'must', field: 'colour', conds: [] } }])).rejects.toThrow(UnsupportedFilterError);
+    expect(fake.take()).toEqual([]);
+  });
+
+  it('reads summaries, full records, documents, vectors and existence with the right selectors', async () => {
+    const index = await openAgainst(fake);
+    const vis = aliceVisibility();
+    const r = sampleRecord({ vector: Float32Array.from([3, 0, 4, 0]) });
+    const payload = (over: Record<string, unknown> = {}) => ({
+      [P.uri]: r.uri,
+      [P.docUri]: r.docUri,
+      [P.contextType]: 'resource',
+      [P.account]: 'acme',
+      [P.body]: r.body,
+      [P.vectorNorm]: 5,
+      [P.passageIndex]: 0,
+      ...over,
+    });
+    fake
+      .on('POST', `${collectionPath}/points/scroll`, { result: { points: [{ id: '1', payload: payload() }], next_page_offset: null } }) // get summary
+      .on('POST', `${collectionPath}/points/scroll`, { result: { points: [{ id: '1', payload: payload(), vector: { dense: [0.6, 0, 0.8, 0] } }], next_page_offset: null } }) // get full
+      .on('POST', `${collectionPath}/points/scroll`, {
+        result: {
+          points: [
+            { id: '2', payload: payload({ [P.uri]: `${r.uri}#p1`, [P.passageIndex]: 1 }), vector: { dense: [1, 0, 0, 0] } },
+            { id: '1', payload: payload(), vector: { dense: [0.6, 0, 0.8, 0] } },
+          ],
+          next_page_offset: null,
+        },
+      }) // document
+      .on('POST', `${collectionPath}/points/scroll`, { result: { points: [{ id: '1', payload: { [P.uri]: r.uri, [P.vectorNorm]: 5 }, vector: { dense: [0.6, 0, 0.8, 0] } }], next_page_offset: null } }) // vectors
+      .on('POST', `${collectionPath}/points/scroll`, { result: { points: [], next_page_offset: null } }); // exists
+
+    const [summary, missing] = await index.get([r.uri, 'viking://resources/missing.md'], vis, 'summary');
+    expect(summary).toMatchObject({ uri: r.uri, docUri: r.docUri });
+    expect(summary).not.toHaveProperty('body');
+    expect(missing).toBeNull();
+    const [full] = await index.get([r.uri], vis, 'full');
+    expect(full).toMatchObject({ uri: r.uri, body: r.body });
+    expect(Array.from((full as { vector: Float32Array }).vector)).toEqual([3, 0, 4, 0]);
+    const doc = await index.getDocument(r.docUri, vis);
+    expect(doc.map((d) => d.passageIndex)).toEqual([0, 1]);
+    const [vec, none] = await index.vectors([r.uri, 'viking://resources/missing.md'], vis);
+    expect(Array.from(vec!)).toEqual([3, 0, 4, 0]);
+    expect(none).toBeNull();
+    await expect(index.exists('viking://resources/guide', vis)).resolves.toBe(false);
+
+    const bodies = fake.take().map((s) => s.body);
+    expect(bodies).toEqual(
+      wire([
+        getBody([r.uri, 'viking://resources/missing.md'], vis, 'summary'),
+        getBody([r.uri], vis, 'full'),
+        documentBody(r.docUri, vis),
+        vectorsBody([r.uri, 'viking://resources/missing.md'], vis),
+        existsBody('viking://resources/guide', vis),
+      ]),
+    );
+  });
+
+  it('counts live points and distinct documents for stats', async () => {
+    const index = await openAgainst(fake);
+    fake
+      .on('POST', `${collectionPath}/points/count`, { result: { count: 5 } })
+      .on('POST', `${collectionPath}/facet`, { result: { hits: [{ value: 'viking://a', count: 3 }, { value: 'viking://b', count: 2 }] } });
+    await expect(index.stats('acme')).resolves.toEqual({ points: 5, documents: 2 });
+    expect(fake.take().map((s) => s.body)).toEqual(wire([statsCountBody('acme'), statsFacetBody(5, 'acme')]));
+  });
+
+  it('reports readiness from the collection check and surfaces server errors', async () => {
+    const index = await openAgainst(fake);
+    fake.on('GET', `${collectionPath}/exists`, { result: { exists: true } });
+    await expect(index.ping()).resolves.toBe(true);
+    fake.on('POST', `${collectionPath}/points/count`, { status: 500, result: 'boom' });
+    await expect(index.stats()).rejects.toThrow();
+    await fake.stop();
+    await expect(index.ping()).resolves.toBe(false);
+    await index.close();
+    await expect(index.ping()).resolves.toBe(false);
+    await expect(index.stats()).rejects.toThrow(/closed/);
+  });
+});

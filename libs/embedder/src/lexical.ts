@@ -5,7 +5,7 @@ import { hash32, isCjkStopChar, isStopWord, segmentText, stemWord } from './toke
 export interface LexicalFeatureWeights {
   /** Stemmed non-stop word. @default 1 */
   word: number;
-  /** Two consecutive non-stop words. @default 0.5 */
+  /** Two consecutive non-stop words. @default 0.2 */
   wordBigram: number;
   /** One character 3-gram inside a word of ≥ 4 letters (`^ma`, `mag`, …, `ic$`). @default 0.2 */
   charGram: number;
@@ -13,7 +13,7 @@ export interface LexicalFeatureWeights {
   cjkUnigram: number;
   /** Two consecutive CJK characters. @default 1 */
   cjkBigram: number;
-  /** Three consecutive CJK characters. @default 0.5 */
+  /** Three consecutive CJK characters. @default 0.3 */
   cjkTrigram: number;
 }
 
@@ -34,11 +34,11 @@ export interface LexicalEmbedderOptions {
 /** Default feature weights (tuned on MADial-Bench, English and Chinese). */
 export const DEFAULT_LEXICAL_WEIGHTS: Readonly<LexicalFeatureWeights> = Object.freeze({
   word: 1,
-  wordBigram: 0.5,
+  wordBigram: 0.2,
   charGram: 0.2,
   cjkUnigram: 0.4,
   cjkBigram: 1,
-  cjkTrigram: 0.5,
+  cjkTrigram: 0.3,
 });
 
 /**

@@ -157,7 +157,7 @@ function endsCvc(w: string): boolean {
 }
 
 /**
- * Light English stemmer: Porter's steps 1a, 1b and 1c (plurals, -ed, -ing, final -y), which
+ * Light English stemmer: Porter's steps 1a, 1b, 1c and 5a (plurals, -ed, -ing, final -y, final -e), which
  * conflate the inflections that matter for recall without the over-stemming of the later steps.
  * Words of non-Latin scripts, words with digits and words of ≤ 2 letters are returned unchanged.
  * @param word a normalised (lower-case) word
@@ -187,6 +187,11 @@ export function stemWord(word: string): string {
   }
   // Step 1c: final y after a vowel-bearing stem.
   if (w.endsWith('y') && w.length > 2 && hasVowel(w.slice(0, -1))) w = w.slice(0, -1) + 'i';
+  // Step 5a: a final e goes, so that dance/danced/dancing share one stem.
+  if (w.endsWith('e') && w.length > 3) {
+    const m = measure(w.slice(0, -1));
+    if (m > 1 || (m === 1 && !endsCvc(w.slice(0, -1)))) w = w.slice(0, -1);
+  }
   return w;
 }
 

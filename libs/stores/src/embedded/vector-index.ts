@@ -32,17 +32,17 @@ export class IndexDimensionMismatchError extends Error {
 
 /** Tuning knobs of the hybrid search (defaults tuned on MADial-Bench; see `scripts/madial-eval.mjs`). */
 export interface HybridTuning {
-  /** RRF rank constant. @default 60 */
+  /** RRF rank constant (small: the head of each leg matters most on short memories). @default 20 */
   rrfK: number;
   /** RRF weight of the dense leg. @default 1 */
   denseWeight: number;
-  /** RRF weight of the lexical leg. @default 1 */
+  /** RRF weight of the lexical leg (BM25 has IDF, the hashed dense leg has none). @default 2 */
   lexicalWeight: number;
   /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. @default 50 */
   legMin: number;
   /** @default 3 */
   legFactor: number;
-  /** BM25 weight of CJK unigram terms relative to main terms. @default 0.3 */
+  /** BM25 weight of CJK unigram terms relative to main terms. @default 0.6 */
   minorWeight: number;
   /** At most this many distinct lexical query terms (the rarest by document frequency are kept). @default 48 */
   maxQueryTerms: number;
@@ -60,12 +60,12 @@ export interface EmbeddedVectorIndexOptions {
 
 /** Default {@link HybridTuning}. */
 export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
-  rrfK: 60,
+  rrfK: 20,
   denseWeight: 1,
-  lexicalWeight: 1,
+  lexicalWeight: 2,
   legMin: 50,
   legFactor: 3,
-  minorWeight: 0.3,
+  minorWeight: 0.6,
   maxQueryTerms: 48,
   maxTermDocFraction: 0.5,
 });

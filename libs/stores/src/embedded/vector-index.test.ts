@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { describeVectorIndexContract, makeRecord } from '../contract/vector-index.contract';
+import type { Visibility } from '../ports/vector-index';
+import { type EmbeddedDb, openEmbeddedDb } from './db';
+import { UnsupportedFilterError } from './filter';
+import { EmbeddedVectorIndex, IndexDimensionMismatchError, InvalidRecordError } from './vector-index';
+
+const dbs: EmbeddedDb[] = [];
+afterAll(() => {
+  for (const db of dbs) db.close();
+});
+
+describeVectorIndexContract('embedded (SQLite in memory)', async () => {
+  const db = openEmbeddedDb(':memory:');
+  dbs.push(db);
+  return new EmbeddedVectorIndex(db, { dimension: 512 });
+});
+
+describe('EmbeddedVectorIndex', () => {
+  const embedder = new LexicalEmbedder({ dimension: 256 });
+  const vis: Visibility = { account: 'a', user: 'u', actorPeer: null, openPeers: false, allUsers: false, workspace: null };
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ctxmesh-vi-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('lets two adapters on one file see each other’s committed writes and deletes', async () => {
+    const path = join(dir, 'ctx.db');
+    const dbA = openEmbeddedDb(path);
+    const dbB = openEmbeddedDb(path);
+    try {
+      const writer = new EmbeddedVectorIndex(dbA, { dimension: 256 });
+      const reader = new EmbeddedVectorIndex(dbB, { dimension: 256 });
+      const q = (text: string) => ({ visibility: vis, vector: embedder.embedOne(text), text, targets: [], filter: null, limit: 5 });
+      expect(await reader.search([q('lighthouse keeper')])).toEqual([[]]);
+      await writer.replaceDocument('viking://resources/l.md', [makeRecord(embedder, 'a', 'viking://resources/l.md', 'the lighthouse keeper')]);
+      const [[hit]] = await reader.search([q('lighthouse keeper')]);
+      expect(hit.node.uri).toBe('viking://resources/l.md');
+      await writer.deleteDocument('viking://resources/l.md');
+      expect(await reader.search([q('lighthouse keeper')])).toEqual([[]]);
+    } finally {
+      dbA.close();
+      dbB.close();
+    }
+  });
+
+  it('keeps its data across reopening the file', async () => {
+    const path = join(dir, 'ctx.db');
+    const db1 = openEmbeddedDb(path);
+    await new EmbeddedVectorIndex(db1, { dimension: 256 }).replaceDocument('viking://resources/p.md', [makeRecord(embedder, 'a', 'viking://resources/p.md', 'persistent penguin')]);
+    db1.close();
+    const db2 = openEmbeddedDb(path);
+    try {
+      const index = new EmbeddedVectorIndex(db2, { dimension: 256 });
+      const [[hit]] = await index.search([{ visibility: vis, vector: null, text: 'penguin', targets: [], filter: null, limit: 3 }]);
+      expect(hit.node.uri).toBe('viking://resources/p.md');
+    } finally {
+      db2.close();
+    }
+  });
+
+  it('refuses to open a file created with another dimension', () => {
+    const path = join(dir, 'ctx.db');
+    const db = openEmbeddedDb(path);
+    try {
+      new EmbeddedVectorIndex(db, { dimension: 256 });
+      expect(() => new EmbeddedVectorIndex(db, { dimension: 512 })).toThrow(IndexDimensionMismatchError);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('rejects an unknown filter field and a query vector of the wrong dimension', async () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      await index.replaceDocument('viking://resources/x.md', [makeRecord(embedder, 'a', 'viking://resources/x.md', 'x marks the spot')]);
+      const base = { visibility: vis, vector: null, text: 'spot', targets: [], limit: 3 };
+      await expect(index.search([{ ...base, filter: { op: 'must', field: 'owner', conds: ['u'] } }])).rejects.toBeInstanceOf(UnsupportedFilterError);
+      await expect(index.search([{ ...base, filter: null, vector: new Float32Array(8) }])).rejects.toBeInstanceOf(InvalidRecordError);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('finds lexical hits under a narrow target even when other rows fill the shared top rows', async () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      // 1,100 resources mention "harbour" more often than the one memory under the target.
+      for (let i = 0; i < 1100; i++) {
+        const uri = `viking://resources/bulk/r${i}.md`;
+        await index.replaceDocument(uri, [makeRecord(embedder, 'a', uri, `harbour harbour harbour notes ${i}`)]);
+      }
+      const target = 'viking://user/u/memories/events/h.md';
+      await index.replaceDocument(target, [makeRecord(embedder, 'a', target, 'a walk by the harbour at dawn with many other words in it')]);
+      const [hits] = await index.search([{ visibility: vis, vector: null, text: 'harbour', targets: ['viking://user/u/memories'], filter: null, limit: 3 }]);
+      expect(hits.map((h) => h.node.uri)).toEqual([target]);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -166,7 +166,8 @@ if (needsServers) {
   console.log(`REDIS_URL=${env.REDIS_URL} NATS_URL=${env.NATS_URL}`);
 }
 
-const jestArgs = ['jest', '--selectProjects', ...projects, ...(path ? [path] : []), ...passthrough];
+// Paths go before --selectProjects: that flag takes a list and would swallow them.
+const jestArgs = ['jest', ...(path ? [path] : []), '--selectProjects', ...projects, ...passthrough];
 console.log(`\n== tests: npx ${jestArgs.join(' ')}`);
 const r = spawnSync('npx', jestArgs, { cwd: root, stdio: 'inherit', env });
 cleanup();

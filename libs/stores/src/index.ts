@@ -1,1 +1,11 @@
+/**
+ * @ctxmesh/stores: store ports and their adapters (production and embedded). The contract
+ * suites live in ./contract and are imported by tests only.
+ */
 export * from './ports';
+export * from './embedded/db';
+export * from './redis/lua';
+export * from './redis/redis-ledger-store';
+export * from './inproc/sqlite-ledger-store';
+export * from './inproc/inproc-event-bus';
+export * from './nats/nats-event-bus';

@@ -1,1 +1,5 @@
-export {};
+export { createServer, handlers } from './server';
+export { loadBudgetRenderConfig } from './config';
+export { startBudgetRender } from './start';
+export { main } from './main';
+export { trimToBudget } from './domain/trim';

@@ -1,0 +1,68 @@
+/** budget-render over real gRPC on port 0. */
+import { budgetRender } from '@ctxmesh/proto';
+import { Budget, callUnary, Code, connect } from '@ctxmesh/rpc';
+import { startTestServer, type TestServer } from '@ctxmesh/testing';
+import pino from 'pino';
+import { createServer } from '../src';
+
+let srv: TestServer;
+let client: budgetRender.BudgetRenderServiceClient;
+beforeAll(async () => {
+  srv = await startTestServer([createServer({ log: pino({ level: 'silent' }) })]);
+  client = connect(budgetRender.BudgetRenderServiceClient, srv.address);
+});
+afterAll(async () => {
+  client.close();
+  await srv.close();
+});
+
+const call = <Req, Res>(m: (r: Req, md: never, o: never, cb: never) => unknown, req: Req) =>
+  callUnary(m.bind(client) as never, req, Budget.ofMs(5000), { domain: 'budget-render', pass: [Code.INVALID_ARGUMENT] }) as Promise<Res>;
+
+describe('BudgetRenderService', () => {
+  it('BudgetRender.PlanRender - five 200-char resource abstracts at 64 tokens - two uri entries, three dropped', async () => {
+    const items = Array.from({ length: 5 }, (_, i) => ({
+      uri: `viking://resources/r${i}.md`,
+      category: 'resources',
+      score: 0.9 - i * 0.1,
+      origin: 'self',
+      isDirectory: false,
+      abstract: 'x'.repeat(200),
+      overview: '',
+      full: '',
+    }));
+    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detailJson: '', tokenizer: '' });
+    expect(res.stats).toMatchObject({ returned: 2, dropped: 3, usedTokens: 43, perEntryCap: 24 });
+    expect(res.stats?.tierCounts).toEqual([{ name: 'uri', count: 2 }]);
+    expect(res.entries.map((e) => e.detail)).toEqual(['uri', 'uri']);
+    expect(res.rendered).toBe(
+      '<memory uri="viking://resources/r0.md" type="resources" score="0.90" detail="uri" />\n<memory uri="viking://resources/r1.md" type="resources" score="0.80" detail="uri" />',
+    );
+  });
+
+  it('BudgetRender.PlanRender - unknown tokenizer - INVALID_ARGUMENT', async () => {
+    await expect(
+      call(client.planRender, { items: [], maxTokens: 100, detailJson: '', tokenizer: 'gpt2-bogus' }),
+    ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_TOKENIZER' });
+  });
+
+  it('BudgetRender.CountTokens - estimate and o200k_base - contract examples and exact counts', async () => {
+    const est = await call<budgetRender.CountTokensRequest, budgetRender.CountTokensResponse>(client.countTokens, { texts: ['abcd', 'abcde', '中文', '😀'], tokenizer: '' });
+    expect(est.counts).toEqual([1, 2, 3, 2]);
+    const exact = await call<budgetRender.CountTokensRequest, budgetRender.CountTokensResponse>(client.countTokens, { texts: ['hello world'], tokenizer: 'o200k_base' });
+    expect(exact.counts).toEqual([2]);
+  });
+
+  it('BudgetRender.TrimPassages - budget below the memories - every passage dropped, total above budget', async () => {
+    const res = await call<budgetRender.TrimPassagesRequest, budgetRender.TrimPassagesResponse>(client.trimPassages, {
+      passages: [
+        { id: 'p1', score: 0.9, text: 'a'.repeat(40) },
+        { id: 'p2', score: 0.8, text: 'b'.repeat(40) },
+      ],
+      fixed: [{ id: 'm1', score: 1, text: 'c'.repeat(80) }],
+      tokenBudget: 15,
+      tokenizer: '',
+    });
+    expect(res).toEqual({ keptIds: [], passageTokens: [10, 10], fixedTokens: [20], tokensTotal: 20, droppedCount: 2 });
+  });
+});

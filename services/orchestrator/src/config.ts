@@ -1,0 +1,43 @@
+/**
+ * Orchestrator configuration from the environment (every problem listed at once).
+ */
+import { env, loadConfig, type Env } from '@ctxmesh/runtime';
+
+/** Schema: env var name → parser. */
+export const schema = {
+  ORCHESTRATOR_PORT: env.port(50061),
+  GATHER_ADDR: env.addr('127.0.0.1:50062'),
+  TIER_READER_ADDR: env.addr('127.0.0.1:50063'),
+  BUDGET_RENDER_ADDR: env.addr('127.0.0.1:50064'),
+  LEDGER_ADDR: env.addr('127.0.0.1:50065'),
+  REWRITE_ADDR: env.addr('127.0.0.1:50066'),
+  SESSIONS_ADDR: env.addr('127.0.0.1:50067'),
+  /** Intent analysis (query expansion); false keeps sessions untouched. */
+  CTXMESH_ENABLE_INTENT: env.bool(true),
+  /** Set when the rewrite service has a chat model (CTXMESH_LLM_URL). */
+  CTXMESH_LLM_URL: env.optUrl(['http', 'https']),
+  /** Query expansion fuse (context-contract §8.1). */
+  CTXMESH_EXPANSION_TIMEOUT_MS: env.int(5000, 1, 600_000),
+  /** Digest rewrite fuse (context-contract §8.2). */
+  CTXMESH_REWRITE_TIMEOUT_MS: env.int(30_000, 1, 600_000),
+  /** Retrieve query rewrite stage timeout. */
+  SEARCH_QUERY_REWRITE_TIMEOUT_MS: env.int(6000, 1, 600_000),
+  /** Cross-encoder rerank stage timeout. */
+  SEARCH_RERANKING_TIMEOUT_MS: env.int(8000, 1, 600_000),
+  /** Graph assist stage timeout. */
+  SEARCH_GRAPH_ASSIST_TIMEOUT_MS: env.int(2000, 1, 600_000),
+  /** Reserve kept for mandatory legs when admitting optional stages. */
+  CTXMESH_RENDER_RESERVE_MS: env.int(20, 0, 60_000),
+  /** Budget of calls that arrive without a deadline. */
+  CTXMESH_DEFAULT_DEADLINE_MS: env.int(60_000, 1, 600_000),
+  /** Write one trace row per retrieve request. */
+  RETRIEVAL_TRACE_ENABLED: env.bool(false),
+};
+
+/** Parsed configuration. */
+export type Config = ReturnType<typeof loadOrchestratorConfig>;
+
+/** Parse and validate. @throws ConfigError listing every problem */
+export function loadOrchestratorConfig(e: Env) {
+  return loadConfig(schema, e);
+}

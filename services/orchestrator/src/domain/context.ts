@@ -1,0 +1,315 @@
+/**
+ * The context-assembly pipeline (context-contract §1.6 context, §3–§8): ledger turn →
+ * optional query expansion → gather → tier read → plan/render → optional digest rewrite
+ * → ledger record → stats, in contract key order.
+ */
+import type { budgetRender, gather, orchestrator, tierReader } from '@ctxmesh/proto';
+import { Code, CtxError, isCode, type Budget } from '@ctxmesh/rpc';
+import type { Ports } from './ports';
+import { LatencyEstimator, StageRunner, type StageRecord } from './stages';
+
+/** Pipeline settings from the orchestrator's config. */
+export interface ContextSettings {
+  /** Intent analysis (query expansion) enabled (`CTXMESH_ENABLE_INTENT`). */
+  enableIntent: boolean;
+  /** A chat model is configured in the rewrite service. */
+  modelConfigured: boolean;
+  /** Expansion fuse in ms (default 5000). */
+  expansionTimeoutMs: number;
+  /** Digest rewrite fuse in ms (default 30000). */
+  rewriteTimeoutMs: number;
+  /** Reserve kept for mandatory legs when admitting optional stages, ms. */
+  renderReserveMs: number;
+  /** Messages read from the session for expansion. */
+  expansionMessages: number;
+}
+
+/** Output of the pipeline. */
+export interface ContextResult {
+  entries: budgetRender.PlanRenderResponse['entries'];
+  rendered: string;
+  digest: string;
+  /** Stats object with keys in contract order. */
+  stats: Record<string, unknown>;
+  stages: StageRecord[];
+  runner: StageRunner;
+}
+
+/** Dedup stats (context-contract §6.3 `dedup`). */
+interface DedupStats {
+  turns: number;
+  status: string;
+  cooled: number;
+  turn: number | null;
+}
+
+/**
+ * Assemble context for one validated request.
+ * @throws CtxError INVALID_ARGUMENT from gather (empty query, image-only on a text embedder),
+ *   DEADLINE_EXCEEDED/CANCELLED when the request's budget ends, INTERNAL when a mandatory leg fails
+ */
+export async function assembleContext(
+  req: orchestrator.AssembleContextRequest,
+  ports: Ports,
+  budget: Budget,
+  settings: ContextSettings,
+  estimator: LatencyEstimator,
+  observe?: (r: StageRecord) => void,
+): Promise<ContextResult> {
+  const runner = new StageRunner({
+    budget,
+    timeBudgetMs: req.timeBudgetMs > 0 ? req.timeBudgetMs : null,
+    estimator,
+    reserveMs: settings.renderReserveMs,
+    observe,
+  });
+  const identity = req.identity;
+
+  // 1. Ledger turn: every context request naming a session advances its clock.
+  const dedup: DedupStats = { turns: req.dedupTurns, status: 'off', cooled: 0, turn: null };
+  let cooled: string[] = [];
+  let ledgerTurn: number | null = null;
+  if (req.sessionId) {
+    try {
+      const t = await runner.mandatory('ledger', (b) =>
+        ports.ledger.beginTurn({ identity, sessionId: req.sessionId, dedupTurns: req.dedupTurns }, b),
+      );
+      ledgerTurn = t.turn;
+      if (req.dedupTurns > 0) {
+        dedup.status = t.status;
+        dedup.turn = t.turn;
+        if (t.status === 'new' || t.status === 'ok') {
+          cooled = t.cooledUris;
+          dedup.cooled = cooled.length;
+        }
+      }
+    } catch (err) {
+      if (budget.exhausted) throw err;
+      // A ledger outage degrades dedup; the request still answers.
+      if (req.dedupTurns > 0) dedup.status = 'unavailable';
+    }
+  }
+
+  // 2. Query expansion (optional, fails closed to the original query).
+  let planned = [req.query];
+  let expansion = 'off';
+  const wantsExpansion = req.queryExpansion !== 'off' && !!req.sessionId && settings.enableIntent;
+  if (!wantsExpansion) runner.notRun('query_expansion', req.queryExpansion === 'off' ? 'NOT_REQUESTED' : 'NOT_CONFIGURED');
+  else if (!settings.modelConfigured) runner.notRun('query_expansion', 'NOT_CONFIGURED');
+  else {
+    let failed = false;
+    const out = await runner.optional('query_expansion', settings.expansionTimeoutMs, async (b, timeoutMs) => {
+      const ctx = await ports.sessions.getSearchContext(
+        { identity, sessionId: req.sessionId, create: true, limit: settings.expansionMessages },
+        b,
+      );
+      if (ctx.messages.length === 0 && !ctx.archiveOverview) return null;
+      const r = await ports.rewrite.expandQuery(
+        { query: req.query, messages: ctx.messages.map((m) => ({ role: m.role, text: m.content })), archiveOverview: ctx.archiveOverview, timeoutMs },
+        b,
+      );
+      if (r.status === 'failed') failed = true;
+      return r;
+    });
+    if (out && out.status === 'used') {
+      planned = out.queries;
+      expansion = 'used';
+    } else if (failed || (out === undefined && runner.records.at(-1)?.outcome !== 'skipped')) {
+      expansion = 'failed';
+    }
+  }
+  const queries = planned.filter((q) => q !== '');
+  const plannedQueries = queries.length > 0 ? queries : [''];
+
+  // 3. Gather (mandatory). Invalid input surfaces as 400; an unavailable gather degrades.
+  const excluded = [...new Set([...req.excludeUris, ...cooled])];
+  let gathered: gather.GatherCandidatesResponse;
+  try {
+    gathered = await runner.mandatory('gather', (b) =>
+      ports.gather.gatherCandidates(
+        {
+          identity,
+          queries: plannedQueries,
+          imageUrl: req.imageUrl,
+          filterJson: req.filterJson,
+          limit: req.limit,
+          scoreThreshold: req.scoreThreshold,
+          bucketed: req.bucketed,
+          quotas: req.quotas,
+          peerScope: req.peerScope,
+          otherPeerPenalties: req.otherPeerPenalties,
+          excludedUris: excluded,
+          asOf: req.asOf,
+        },
+        b,
+      ),
+    );
+  } catch (err) {
+    if (budget.exhausted || isCode(err, Code.INVALID_ARGUMENT, Code.DEADLINE_EXCEEDED, Code.CANCELLED)) throw err;
+    const e = err as CtxError;
+    gathered = { candidates: [], searched: [], excluded: 0, retrievalErrors: [`${e.reason ?? 'Error'}: ${e.message}`.slice(0, 200)] };
+  }
+  const candidates = gathered.candidates;
+
+  // 4. Tier read (mandatory, but a failed read only costs the deeper tiers).
+  let tiers: tierReader.ReadTiersResponse = { items: candidates.map(() => ({ read: false, overview: '', full: '', note: '' })), reads: 0 };
+  if (candidates.length > 0) {
+    try {
+      tiers = await runner.mandatory('tier_read', (b) =>
+        ports.tierReader.readTiers(
+          {
+            identity,
+            candidates: candidates.map((c) => ({
+              uri: c.uri,
+              category: c.category,
+              abstract: c.abstract,
+              isDirectory: c.isDirectory,
+              openContext: c.openContext,
+              score: c.score,
+            })),
+            maxTokens: req.maxTokens,
+            detailJson: req.detailJson,
+            tokenizer: req.tokenizer,
+            codeOutline: req.codeOutline,
+          },
+          b,
+        ),
+      );
+    } catch (err) {
+      if (budget.exhausted || isCode(err, Code.DEADLINE_EXCEEDED, Code.CANCELLED)) throw err;
+    }
+  }
+
+  // 5. Plan and render (mandatory).
+  const plan = await runner.mandatory('budget_render', (b) =>
+    ports.budgetRender.planRender(
+      {
+        items: candidates.map((c, i) => ({
+          uri: c.uri,
+          category: c.category,
+          score: c.score,
+          origin: c.origin,
+          isDirectory: c.isDirectory,
+          abstract: c.abstract,
+          overview: tiers.items[i]?.overview ?? '',
+          full: tiers.items[i]?.full ?? '',
+        })),
+        maxTokens: req.maxTokens,
+        detailJson: req.detailJson,
+        tokenizer: req.tokenizer,
+      },
+      b,
+    ),
+  );
+  if (!plan.stats) throw new CtxError(Code.INTERNAL, 'INTERNAL', 'budget-render returned no stats');
+  let rendered = plan.rendered;
+  const entries = plan.entries;
+
+  // 6. Digest rewrite (optional, fails closed: rendered is kept).
+  let rewrite = 'off';
+  let rewriteUsage: { prompt_tokens: number; completion_tokens: number } | null = null;
+  let rewriteEngine: string | null = null;
+  let digest = '';
+  const wantsRewrite = req.rewrite === 'on' || (req.rewrite === 'auto' && settings.modelConfigured);
+  if (!wantsRewrite) runner.notRun('rewrite', req.rewrite === 'off' ? 'NOT_REQUESTED' : 'NOT_CONFIGURED');
+  else if (entries.length === 0) runner.notRun('rewrite', 'NO_ENTRIES');
+  else {
+    const out = await runner.optional('rewrite', settings.rewriteTimeoutMs, (b, timeoutMs) =>
+      ports.rewrite.rewriteDigest(
+        {
+          query: req.query,
+          rendered,
+          servedUris: entries.map((e) => e.uri),
+          maxBullets: Math.max(1, req.rewriteMaxBullets),
+          timeoutMs,
+          sources: entries.map((e) => ({ uri: e.uri, text: e.text })),
+          onlyIfModel: false,
+        },
+        b,
+      ),
+    );
+    const last = runner.records.at(-1);
+    if (out) {
+      rewrite = out.status;
+      rewriteEngine = out.engine || null;
+      if (out.usage) rewriteUsage = { prompt_tokens: out.usage.promptTokens, completion_tokens: out.usage.completionTokens };
+      if (out.status === 'ok') digest = out.digest;
+      if (out.status === 'no_relevant') rendered = '';
+    } else {
+      rewrite = last?.outcome === 'timeout' ? 'timeout' : 'failed';
+    }
+  }
+
+  // 7. Ledger record: every returned entry, unless nothing was relevant.
+  if (req.sessionId && req.dedupTurns > 0 && (dedup.status === 'new' || dedup.status === 'ok') && ledgerTurn !== null && entries.length > 0 && rewrite !== 'no_relevant') {
+    try {
+      const r = await runner.mandatory('ledger_record', (b) =>
+        ports.ledger.recordServed(
+          {
+            identity,
+            sessionId: req.sessionId,
+            dedupTurns: req.dedupTurns,
+            turn: ledgerTurn!,
+            entries: entries.map((e) => ({ uri: e.uri, detail: e.detail })),
+          },
+          b,
+        ),
+      );
+      if (r.status === 'write_failed') dedup.status = 'write_failed';
+    } catch (err) {
+      if (budget.exhausted) throw err;
+      dedup.status = 'write_failed';
+    }
+  }
+
+  // 8. Stats, keys in contract order (§6.3); ctxmesh additions only when asked for.
+  const s = plan.stats;
+  const stats: Record<string, unknown> = {
+    searched: Object.fromEntries(gathered.searched.map((x) => [x.name, x.count])),
+    candidates: candidates.length,
+    excluded: gathered.excluded,
+    origins: countOrigins(candidates),
+    peer_scope: req.peerScope === 'actor' ? 'actor' : 'all',
+    quotas: req.bucketed ? Object.fromEntries(req.quotas.map((q) => [q.name, q.count])) : null,
+  };
+  if (gathered.retrievalErrors.length > 0) stats.retrieval_errors = gathered.retrievalErrors.slice(0, 5);
+  Object.assign(stats, {
+    max_tokens: s.maxTokens,
+    used_tokens: s.usedTokens,
+    per_entry_cap: s.perEntryCap,
+    returned: s.returned,
+    dropped: s.dropped,
+    deduped: s.deduped,
+    detail: s.detailJson ? JSON.parse(s.detailJson) : null,
+    tier_counts: Object.fromEntries(s.tierCounts.map((t) => [t.name, t.count])),
+    fill: {
+      floor_tokens: s.floorTokens,
+      overview_upgrades: s.overviewUpgrades,
+      full_upgrades: s.fullUpgrades,
+      spare_upgrades: s.spareUpgrades,
+    },
+    purpose: req.purpose || null,
+    query_expansion: expansion,
+    planned_queries: plannedQueries,
+    score_threshold: req.scoreThreshold ?? null,
+    other_peer_penalties: Object.fromEntries(req.otherPeerPenalties.map((p) => [p.name, p.value])),
+    rewrite,
+    rewrite_usage: rewriteUsage,
+    dedup,
+  });
+  if (req.ignored.length > 0) stats.ignored = req.ignored;
+  if (rewriteEngine && rewrite !== 'off') stats.rewrite_engine = rewriteEngine;
+  if (req.tokenizer && req.tokenizer !== 'estimate') stats.tokenizer = req.tokenizer;
+  if (req.timeBudgetMs > 0) {
+    stats.time_budget_ms = req.timeBudgetMs;
+    stats.degraded_stages = runner.degraded();
+    stats.stage_ms = runner.timings();
+  }
+  return { entries, rendered, digest, stats, stages: runner.records, runner };
+}
+
+function countOrigins(candidates: gather.Candidate[]): Record<string, number> {
+  const o: Record<string, number> = { actor_peer: 0, self: 0, other_peer: 0 };
+  for (const c of candidates) if (c.origin in o) o[c.origin] += 1;
+  return o;
+}

@@ -1,0 +1,189 @@
+/**
+ * Stage admission (DESIGN §4, retrieve-contract "Stages"): mandatory legs always run;
+ * an optional stage runs only when the remaining time budget covers its expected cost
+ * (a running estimate of its recent latency) plus a reserve for rendering. A skipped stage
+ * is never entered and is named in the answer; an admitted stage gets its own timeout
+ * clamped to what remains and degrades (never fails the request) on error or timeout.
+ */
+import { common } from '@ctxmesh/proto';
+import { Budget, Code, isCode } from '@ctxmesh/rpc';
+
+/** Why an optional stage did not contribute. */
+export type StageOutcome = 'ok' | 'skipped' | 'failed' | 'timeout';
+
+/** Record of one stage, in run order. */
+export interface StageRecord {
+  /** Stage name, e.g. `gather`, `rerank`. */
+  stage: string;
+  /** Outcome. */
+  outcome: StageOutcome;
+  /** Wall time in ms (0 when skipped). */
+  ms: number;
+  /** Reason of a skip or failure, e.g. `BUDGET_EXHAUSTED`, `NOT_CONFIGURED`. */
+  reason: string;
+  /** True for optional stages. */
+  optional: boolean;
+}
+
+/**
+ * Rolling latency estimate per stage: the 90th percentile of the last `window` runs, or a
+ * configured prior before any run. Shared by all requests of one orchestrator.
+ */
+export class LatencyEstimator {
+  private readonly samples = new Map<string, number[]>();
+
+  constructor(
+    private readonly priors: Record<string, number>,
+    private readonly window = 50,
+  ) {}
+
+  /** Expected cost of `stage` in ms. */
+  expectedMs(stage: string): number {
+    const s = this.samples.get(stage);
+    if (!s || s.length === 0) return this.priors[stage] ?? 0;
+    const sorted = [...s].sort((a, b) => a - b);
+    return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.9))];
+  }
+
+  /** Record a run of `stage` that took `ms` (timeouts record their full clamp). */
+  record(stage: string, ms: number): void {
+    let s = this.samples.get(stage);
+    if (!s) this.samples.set(stage, (s = []));
+    s.push(ms);
+    if (s.length > this.window) s.shift();
+  }
+}
+
+/** Options of a StageRunner. */
+export interface StageRunnerOptions {
+  /** Deadline budget of the request (aborts). */
+  budget: Budget;
+  /** Whole-request time budget in ms for admission (null = none: admit by configuration only). */
+  timeBudgetMs: number | null;
+  /** Latency estimates. */
+  estimator: LatencyEstimator;
+  /** Time kept back for the mandatory legs after an optional stage, in ms. */
+  reserveMs: number;
+  /** Clock in ms (tests). */
+  now?: () => number;
+  /** Metrics hook. */
+  observe?: (r: StageRecord) => void;
+}
+
+/** Runs a request's stages, keeping their records. */
+export class StageRunner {
+  /** Records in run order. */
+  readonly records: StageRecord[] = [];
+  private readonly started: number;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: StageRunnerOptions) {
+    this.now = opts.now ?? (() => performance.now());
+    this.started = this.now();
+  }
+
+  /** Milliseconds since the request started. */
+  elapsedMs(): number {
+    return this.now() - this.started;
+  }
+
+  /** Time budget left in ms (Infinity without a time budget). */
+  remainingTimeMs(): number {
+    return this.opts.timeBudgetMs === null ? Infinity : this.opts.timeBudgetMs - this.elapsedMs();
+  }
+
+  /** Run a mandatory leg under the request budget; its errors propagate. */
+  async mandatory<T>(stage: string, run: (budget: Budget) => Promise<T>): Promise<T> {
+    const t0 = this.now();
+    try {
+      const out = await run(this.opts.budget);
+      this.push({ stage, outcome: 'ok', ms: this.now() - t0, reason: '', optional: false });
+      return out;
+    } catch (err) {
+      this.push({ stage, outcome: 'failed', ms: this.now() - t0, reason: reasonOf(err), optional: false });
+      throw err;
+    } finally {
+      this.opts.estimator.record(stage, this.now() - t0);
+    }
+  }
+
+  /** Record an optional stage that was not entered because it is not configured or not asked for. */
+  notRun(stage: string, reason: string): void {
+    this.push({ stage, outcome: 'skipped', ms: 0, reason, optional: true });
+  }
+
+  /**
+   * Run an optional stage if it fits. `capMs` is the stage's own timeout (fuse); the
+   * stage gets min(capMs, time left in the time budget, deadline − reserve).
+   * @returns the stage's value, or undefined when skipped, failed or timed out
+   */
+  async optional<T>(stage: string, capMs: number, run: (budget: Budget, timeoutMs: number) => Promise<T>): Promise<T | undefined> {
+    const expected = this.opts.estimator.expectedMs(stage);
+    const timeLeft = this.remainingTimeMs();
+    const deadlineLeft = this.opts.budget.remainingMs() - this.opts.reserveMs;
+    const left = Math.min(timeLeft - this.opts.reserveMs, deadlineLeft);
+    if (left <= 0 || expected > left) {
+      this.push({ stage, outcome: 'skipped', ms: 0, reason: 'BUDGET_EXHAUSTED', optional: true });
+      return undefined;
+    }
+    const timeoutMs = Math.max(1, Math.floor(Math.min(capMs, left)));
+    const child = this.opts.budget.child(timeoutMs);
+    const t0 = this.now();
+    try {
+      const out = await run(child, timeoutMs);
+      const ms = this.now() - t0;
+      this.opts.estimator.record(stage, ms);
+      this.push({ stage, outcome: 'ok', ms, reason: '', optional: true });
+      return out;
+    } catch (err) {
+      const ms = this.now() - t0;
+      this.opts.estimator.record(stage, ms);
+      // The request's own deadline is not an optional stage's failure to absorb.
+      if (this.opts.budget.exhausted) throw err;
+      const timedOut = isCode(err, Code.DEADLINE_EXCEEDED) || child.remainingMs() <= 0;
+      this.push({ stage, outcome: timedOut ? 'timeout' : 'failed', ms, reason: reasonOf(err), optional: true });
+      return undefined;
+    }
+  }
+
+  /** Names of optional stages that were skipped for budget or failed/timed out. */
+  degraded(): string[] {
+    return this.records.filter((r) => r.optional && r.outcome !== 'ok' && r.reason !== 'NOT_CONFIGURED' && r.reason !== 'NOT_REQUESTED').map((r) => r.stage);
+  }
+
+  /** Stage timings keyed by stage name (ms, rounded to 0.01). */
+  timings(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.records) out[r.stage] = Math.round(r.ms * 100) / 100;
+    return out;
+  }
+
+  /** Records as proto StageResults. */
+  toProto(): common.StageResult[] {
+    return this.records.map((r) => ({
+      stage: r.stage,
+      status:
+        r.outcome === 'ok'
+          ? common.StageStatus.STAGE_STATUS_OK
+          : r.outcome === 'skipped'
+            ? common.StageStatus.STAGE_STATUS_SKIPPED
+            : r.outcome === 'timeout'
+              ? common.StageStatus.STAGE_STATUS_TIMEOUT
+              : common.StageStatus.STAGE_STATUS_FAILED,
+      durationMs: r.ms,
+      reason: r.reason,
+    }));
+  }
+
+  private push(r: StageRecord): void {
+    this.records.push(r);
+    this.opts.observe?.(r);
+  }
+}
+
+function reasonOf(err: unknown): string {
+  if (err && typeof err === 'object' && 'reason' in err && typeof (err as { reason: unknown }).reason === 'string') {
+    return (err as { reason: string }).reason;
+  }
+  return err instanceof Error ? err.name : 'ERROR';
+}

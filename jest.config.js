@@ -28,10 +28,10 @@ const common = {
   moduleNameMapper,
   testEnvironment: 'node',
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
-  watchman: false,
 };
 
 module.exports = {
+  watchman: false,
   projects: [
     {
       ...common,

@@ -1,0 +1,246 @@
+import { Budget, Code, CtxError } from '@ctxmesh/rpc';
+import type { orchestrator } from '@ctxmesh/proto';
+import { assembleContext, type ContextSettings } from './context';
+import type { Ports } from './ports';
+import { LatencyEstimator } from './stages';
+
+const settings: ContextSettings = {
+  enableIntent: true,
+  modelConfigured: false,
+  expansionTimeoutMs: 5000,
+  rewriteTimeoutMs: 30_000,
+  renderReserveMs: 5,
+  expansionMessages: 20,
+};
+
+const PENALTIES = ['events', 'entities', 'preferences', 'experiences', 'resources', 'skills', 'memories'].map((name) => ({
+  name,
+  value: ['events', 'entities', 'memories'].includes(name) ? 0.1 : 0.02,
+}));
+
+function request(over: Partial<orchestrator.AssembleContextRequest> = {}): orchestrator.AssembleContextRequest {
+  return {
+    identity: { accountId: 'default', userId: 'default', role: 3, actorPeerId: '', workspace: '', requestId: 'r1' },
+    query: 'what shipped',
+    imageUrl: '',
+    filterJson: '',
+    limit: 10,
+    scoreThreshold: undefined,
+    sessionId: '',
+    queryExpansion: 'auto',
+    maxTokens: 1600,
+    bucketed: false,
+    quotas: [],
+    purpose: '',
+    detailJson: '',
+    dedupTurns: 0,
+    excludeUris: [],
+    peerScope: 'all',
+    otherPeerPenalties: PENALTIES,
+    rewrite: 'off',
+    rewriteMaxBullets: 6,
+    tokenizer: '',
+    ignored: [],
+    asOf: '',
+    timeBudgetMs: 0,
+    stages: [],
+    codeOutline: true,
+    ...over,
+  };
+}
+
+/** Fake ports recording calls; one event candidate and one resource. */
+function fakePorts(over: Partial<Record<string, unknown>> = {}) {
+  const calls: Record<string, unknown[]> = {};
+  const rec = (name: string, req: unknown) => (calls[name] ??= []).push(req);
+  const ports: Ports = {
+    gather: {
+      find: async () => ({ memories: [], resources: [], skills: [] }),
+      gatherCandidates: async (req) => {
+        rec('gatherCandidates', req);
+        if (over.gatherError) throw over.gatherError;
+        return {
+          candidates: [
+            { uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, abstract: 'A', origin: 'self', isDirectory: false, openContext: false },
+            { uri: 'viking://resources/docs/api.md', category: 'resources', score: 0.42, rankedScore: 0.42, abstract: 'API docs', origin: 'self', isDirectory: false, openContext: false },
+          ],
+          searched: [{ name: 'all', count: 2 }],
+          excluded: 0,
+          retrievalErrors: [],
+        };
+      },
+      gatherPassages: async () => ({ passages: [], memories: [], groupMemories: [] }),
+      expandLinks: async () => ({ passages: [] }),
+    },
+    tierReader: {
+      readTiers: async (req) => {
+        rec('readTiers', req);
+        return { items: req.candidates.map((c) => ({ read: c.category === 'events', overview: c.category === 'events' ? 'gist' : '', full: c.category === 'events' ? '# Summary\ngist\n\nlog' : '', note: '' })), reads: 1 };
+      },
+      readContent: async () => ({ text: '', contentHash: '', isDirectory: false }),
+    },
+    budgetRender: {
+      planRender: async (req) => {
+        rec('planRender', req);
+        return {
+          entries: req.items.map((i) => ({ uri: i.uri, category: i.category, score: i.score, detail: 'abstract', text: i.abstract, origin: i.origin })),
+          rendered: req.items.map((i) => `<memory uri="${i.uri}">`).join('\n'),
+          stats: {
+            maxTokens: req.maxTokens, usedTokens: 40, perEntryCap: 1600, returned: req.items.length, dropped: 0, deduped: 0, detailJson: 'null',
+            tierCounts: [{ name: 'abstract', count: req.items.length }], floorTokens: 40, overviewUpgrades: 0, fullUpgrades: 0, spareUpgrades: 0,
+          },
+        };
+      },
+      countTokens: async () => ({ counts: [] }),
+      trimPassages: async () => ({ keptIds: [], passageTokens: [], fixedTokens: [], tokensTotal: 0, droppedCount: 0 }),
+    },
+    ledger: {
+      beginTurn: async (req) => {
+        rec('beginTurn', req);
+        if (over.ledgerDown) throw new CtxError(Code.UNAVAILABLE, 'UNAVAILABLE', 'down');
+        return { status: 'ok', turn: 3, cooledUris: ['viking://x/cooled.md'] };
+      },
+      recordServed: async (req) => {
+        rec('recordServed', req);
+        return { status: 'ok' };
+      },
+    },
+    rewrite: {
+      expandQuery: async () => ({ status: 'used', queries: ['what shipped', 'release notes'], reason: '' }),
+      rewriteDigest: async (req) => {
+        rec('rewriteDigest', req);
+        return (over.digest as never) ?? { status: 'ok', digest: 'OpenViking memory digest:\n- x source: viking://resources/docs/api.md', usage: { promptTokens: 10, completionTokens: 5 }, engine: 'model' };
+      },
+      rewriteQuery: async () => ({ queries: [], status: 'ok' }),
+      rerank: async () => ({ scores: [], status: 'ok' }),
+    },
+    sessions: {
+      getSearchContext: async (req) => {
+        rec('getSearchContext', req);
+        return { exists: true, created: false, messages: [{ role: 'user', content: 'we shipped v2' }], archiveOverview: '' };
+      },
+      resolveWorkspace: async () => ({ workspace: 'default' }),
+    },
+  };
+  return { ports, calls };
+}
+
+const run = (req: orchestrator.AssembleContextRequest, ports: Ports, s: ContextSettings = settings) =>
+  assembleContext(req, ports, Budget.ofMs(10_000), s, new LatencyEstimator({}));
+
+describe('assembleContext', () => {
+  it('produces every stats key of §6.3 in contract order for a flat request', async () => {
+    const { ports } = fakePorts();
+    const out = await run(request(), ports);
+    expect(Object.keys(out.stats)).toEqual([
+      'searched', 'candidates', 'excluded', 'origins', 'peer_scope', 'quotas', 'max_tokens', 'used_tokens', 'per_entry_cap',
+      'returned', 'dropped', 'deduped', 'detail', 'tier_counts', 'fill', 'purpose', 'query_expansion', 'planned_queries',
+      'score_threshold', 'other_peer_penalties', 'rewrite', 'rewrite_usage', 'dedup',
+    ]);
+    expect(out.stats).toMatchObject({
+      searched: { all: 2 }, candidates: 2, origins: { actor_peer: 0, self: 2, other_peer: 0 }, peer_scope: 'all', quotas: null,
+      detail: null, purpose: null, query_expansion: 'off', planned_queries: ['what shipped'], score_threshold: null,
+      rewrite: 'off', rewrite_usage: null, dedup: { turns: 0, status: 'off', cooled: 0, turn: null },
+    });
+    expect(Object.keys(out.stats.other_peer_penalties as object)).toEqual(['events', 'entities', 'preferences', 'experiences', 'resources', 'skills', 'memories']);
+  });
+
+  it('passes tier texts to budget-render aligned with the candidates', async () => {
+    const { ports, calls } = fakePorts();
+    await run(request(), ports);
+    const plan = calls.planRender[0] as { items: Array<{ overview: string; full: string }> };
+    expect(plan.items[0]).toMatchObject({ overview: 'gist', full: '# Summary\ngist\n\nlog' });
+    expect(plan.items[1]).toMatchObject({ overview: '', full: '' });
+  });
+
+  it('advances the ledger clock for any request naming a session, even with dedup_turns 0, and records nothing then', async () => {
+    const { ports, calls } = fakePorts();
+    const out = await run(request({ sessionId: 's1', queryExpansion: 'off' }), ports);
+    expect(calls.beginTurn).toHaveLength(1);
+    expect(calls.recordServed).toBeUndefined();
+    expect(out.stats.dedup).toEqual({ turns: 0, status: 'off', cooled: 0, turn: null });
+  });
+
+  it('unions cooled URIs with exclude_uris, reports dedup and records the served entries at the clock', async () => {
+    const { ports, calls } = fakePorts();
+    const out = await run(request({ sessionId: 's1', dedupTurns: 5, excludeUris: ['viking://x/ex.md'], queryExpansion: 'off' }), ports);
+    expect((calls.gatherCandidates[0] as { excludedUris: string[] }).excludedUris).toEqual(['viking://x/ex.md', 'viking://x/cooled.md']);
+    expect(out.stats.dedup).toEqual({ turns: 5, status: 'ok', cooled: 1, turn: 3 });
+    expect(calls.recordServed[0]).toMatchObject({ turn: 3, dedupTurns: 5, entries: [{ uri: 'viking://user/default/memories/events/a.md', detail: 'abstract' }, { uri: 'viking://resources/docs/api.md', detail: 'abstract' }] });
+  });
+
+  it('degrades dedup when the ledger is down and still answers', async () => {
+    const { ports, calls } = fakePorts({ ledgerDown: true });
+    const out = await run(request({ sessionId: 's1', dedupTurns: 5, queryExpansion: 'off' }), ports);
+    expect(out.stats.dedup).toEqual({ turns: 5, status: 'unavailable', cooled: 0, turn: null });
+    expect(calls.recordServed).toBeUndefined();
+    expect(out.entries).toHaveLength(2);
+  });
+
+  it('propagates INVALID_ARGUMENT from gather (a 400), but degrades an unavailable gather into retrieval_errors', async () => {
+    const bad = fakePorts({ gatherError: new CtxError(Code.INVALID_ARGUMENT, 'EMPTY_QUERY', 'Search query or image_url must not be empty.') });
+    await expect(run(request({ query: '' }), bad.ports)).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
+    const down = fakePorts({ gatherError: new CtxError(Code.UNAVAILABLE, 'UNAVAILABLE', 'gather is down') });
+    const out = await run(request(), down.ports);
+    expect(out.entries).toEqual([]);
+    expect(out.stats.retrieval_errors).toEqual(['UNAVAILABLE: gather is down']);
+    expect(Object.keys(out.stats).indexOf('retrieval_errors')).toBe(Object.keys(out.stats).indexOf('quotas') + 1);
+  });
+
+  it('expands queries through the session only when intent and a model are configured', async () => {
+    const off = fakePorts();
+    expect((await run(request({ sessionId: 's1' }), off.ports)).stats.query_expansion).toBe('off');
+    expect(off.calls.getSearchContext).toBeUndefined();
+
+    const on = fakePorts();
+    const out = await run(request({ sessionId: 's1' }), on.ports, { ...settings, modelConfigured: true });
+    expect(out.stats.query_expansion).toBe('used');
+    expect(out.stats.planned_queries).toEqual(['what shipped', 'release notes']);
+    expect(on.calls.getSearchContext[0]).toMatchObject({ sessionId: 's1', create: true });
+
+    const disabled = fakePorts();
+    await run(request({ sessionId: 's1' }), disabled.ports, { ...settings, modelConfigured: true, enableIntent: false });
+    expect(disabled.calls.getSearchContext).toBeUndefined();
+  });
+
+  it('returns the digest and usage of an ok rewrite and keeps rendered', async () => {
+    const { ports, calls } = fakePorts();
+    const out = await run(request({ rewrite: 'on' }), ports);
+    expect(out.digest).toContain('OpenViking memory digest:');
+    expect(out.rendered).not.toBe('');
+    expect(out.stats.rewrite).toBe('ok');
+    expect(out.stats.rewrite_usage).toEqual({ prompt_tokens: 10, completion_tokens: 5 });
+    expect((calls.rewriteDigest[0] as { servedUris: string[] }).servedUris).toEqual(['viking://user/default/memories/events/a.md', 'viking://resources/docs/api.md']);
+  });
+
+  it('blanks rendered and records nothing on no_relevant, but keeps entries', async () => {
+    const { ports, calls } = fakePorts({ digest: { status: 'no_relevant', digest: '', engine: 'model' } });
+    const out = await run(request({ rewrite: 'on', sessionId: 's1', dedupTurns: 3, queryExpansion: 'off' }), ports);
+    expect(out.rendered).toBe('');
+    expect(out.digest).toBe('');
+    expect(out.entries).toHaveLength(2);
+    expect(calls.recordServed).toBeUndefined();
+  });
+
+  it('keeps rendered when the rewrite fails, and does not call it for "auto" without a model', async () => {
+    const failing = fakePorts();
+    failing.ports.rewrite.rewriteDigest = async () => Promise.reject(new CtxError(Code.INTERNAL, 'INTERNAL', 'x'));
+    const out = await run(request({ rewrite: 'on' }), failing.ports);
+    expect(out.stats.rewrite).toBe('failed');
+    expect(out.rendered).not.toBe('');
+    const auto = fakePorts();
+    expect((await run(request({ rewrite: 'auto' }), auto.ports)).stats.rewrite).toBe('off');
+    expect(auto.calls.rewriteDigest).toBeUndefined();
+  });
+
+  it('appends ignored last, and stage stats only when a time budget was sent', async () => {
+    const { ports } = fakePorts();
+    const out = await run(request({ ignored: ['level', 'limit'] }), ports);
+    expect(Object.keys(out.stats).at(-1)).toBe('ignored');
+    expect(out.stats.ignored).toEqual(['level', 'limit']);
+    expect(out.stats.time_budget_ms).toBeUndefined();
+    const timed = await run(request({ timeBudgetMs: 500 }), fakePorts().ports);
+    expect(timed.stats.time_budget_ms).toBe(500);
+    expect(timed.stats.degraded_stages).toEqual([]);
+  });
+});

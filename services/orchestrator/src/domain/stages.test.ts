@@ -1,0 +1,84 @@
+import { Budget, Code, CtxError } from '@ctxmesh/rpc';
+import { LatencyEstimator, StageRunner } from './stages';
+
+function clock(start = 0) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => (t += ms) };
+}
+
+describe('LatencyEstimator', () => {
+  it('uses the prior until runs are recorded, then the 90th percentile of the window', () => {
+    const e = new LatencyEstimator({ rerank: 300 }, 10);
+    expect(e.expectedMs('rerank')).toBe(300);
+    expect(e.expectedMs('unknown')).toBe(0);
+    for (let i = 1; i <= 10; i++) e.record('rerank', i * 10);
+    expect(e.expectedMs('rerank')).toBe(100);
+    for (let i = 0; i < 10; i++) e.record('rerank', 5);
+    expect(e.expectedMs('rerank')).toBe(5);
+  });
+});
+
+describe('StageRunner', () => {
+  it('skips an optional stage without entering it when its expected cost does not fit the time budget', async () => {
+    const c = clock();
+    const r = new StageRunner({ budget: Budget.ofMs(60_000), timeBudgetMs: 1000, estimator: new LatencyEstimator({ rerank: 8000 }), reserveMs: 20, now: c.now });
+    let entered = false;
+    const out = await r.optional('rerank', 8000, async () => {
+      entered = true;
+      return 1;
+    });
+    expect(out).toBeUndefined();
+    expect(entered).toBe(false);
+    expect(r.records).toEqual([{ stage: 'rerank', outcome: 'skipped', ms: 0, reason: 'BUDGET_EXHAUSTED', optional: true }]);
+    expect(r.degraded()).toEqual(['rerank']);
+  });
+
+  it('clamps an admitted stage to the time left minus the reserve', async () => {
+    const c = clock();
+    const r = new StageRunner({ budget: Budget.ofMs(60_000), timeBudgetMs: 1000, estimator: new LatencyEstimator({ rewrite: 100 }), reserveMs: 20, now: c.now });
+    c.advance(300);
+    let given = 0;
+    await r.optional('rewrite', 30_000, async (_b, timeoutMs) => {
+      given = timeoutMs;
+      return 'x';
+    });
+    expect(given).toBe(680);
+  });
+
+  it('runs optional stages with their own cap when there is no time budget', async () => {
+    const r = new StageRunner({ budget: Budget.ofMs(60_000), timeBudgetMs: null, estimator: new LatencyEstimator({}), reserveMs: 20 });
+    let given = 0;
+    expect(await r.optional('query_expansion', 5000, async (_b, t) => ((given = t), 'ok'))).toBe('ok');
+    expect(given).toBe(5000);
+  });
+
+  it('degrades a failed or timed-out optional stage and never throws it', async () => {
+    const r = new StageRunner({ budget: Budget.ofMs(60_000), timeBudgetMs: null, estimator: new LatencyEstimator({}), reserveMs: 0 });
+    expect(await r.optional('rerank', 100, async () => Promise.reject(new CtxError(Code.UNAVAILABLE, 'DOWN', 'down')))).toBeUndefined();
+    expect(await r.optional('rewrite', 100, async () => Promise.reject(new CtxError(Code.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'slow')))).toBeUndefined();
+    expect(r.records.map((x) => [x.stage, x.outcome])).toEqual([
+      ['rerank', 'failed'],
+      ['rewrite', 'timeout'],
+    ]);
+    expect(r.degraded()).toEqual(['rerank', 'rewrite']);
+  });
+
+  it('never skips a mandatory leg, even past the time budget, and propagates its errors', async () => {
+    const c = clock();
+    const r = new StageRunner({ budget: Budget.ofMs(60_000), timeBudgetMs: 10, estimator: new LatencyEstimator({}), reserveMs: 0, now: c.now });
+    c.advance(100);
+    expect(await r.mandatory('gather', async () => 42)).toBe(42);
+    await expect(r.mandatory('budget_render', async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(r.records.map((x) => [x.stage, x.outcome, x.optional])).toEqual([
+      ['gather', 'ok', false],
+      ['budget_render', 'failed', false],
+    ]);
+  });
+
+  it('does not name stages that were simply not configured as degraded', () => {
+    const r = new StageRunner({ budget: Budget.ofMs(1000), timeBudgetMs: null, estimator: new LatencyEstimator({}), reserveMs: 0 });
+    r.notRun('rerank', 'NOT_CONFIGURED');
+    r.notRun('rewrite', 'NOT_REQUESTED');
+    expect(r.degraded()).toEqual([]);
+  });
+});

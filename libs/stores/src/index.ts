@@ -9,3 +9,5 @@ export * from './redis/redis-ledger-store';
 export * from './inproc/sqlite-ledger-store';
 export * from './inproc/inproc-event-bus';
 export * from './nats/nats-event-bus';
+export * from './embedded/vector-index';
+export * from './qdrant';

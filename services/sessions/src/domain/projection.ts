@@ -236,6 +236,11 @@ export class SessionView {
     }
   }
 
+  /** The node-fact source of this view (reuse it to rebuild a view over the same events). */
+  get infoSource(): NodeInfoSource {
+    return this.info;
+  }
+
   /** Facts of the message event at `seq` (throws for non-message seqs). */
   node(seq: number): NodeInfo {
     const e = this.events[seq];

@@ -17,9 +17,9 @@ import { resolveMaxOverflowRetries } from './config';
 import type { DecompressPage } from './decompress';
 import { decompressPage, resolveRef } from './decompress';
 import { ConflictError, CorruptLogError, InvalidArgumentError, NotFoundError } from './errors';
-import type { LogEvent, MessageEvent } from './events';
+import type { LogEvent } from './events';
 import { validateHarnessEvent } from './events';
-import type { ClaimCurrency, NodeInfo, ProjectedMessage, SessionView } from './projection';
+import type { ClaimCurrency, NodeInfo, NodeInfoSource, ProjectedMessage, SessionView } from './projection';
 import { buildView, describeNode } from './projection';
 import type { RangeRow } from './ranges';
 import { computeCompressibleRanges, DEFAULT_PRESERVE_RECENT } from './ranges';
@@ -230,6 +230,8 @@ interface CacheEntry {
   epoch: string;
   /** Parsed events; append-only, so views at older heads stay valid. */
   events: LogEvent[];
+  /** Node facts of these events, memoised by seq. */
+  info: NodeInfoSource;
   view?: SessionView;
   search?: { head: number; index: SearchIndex };
 }
@@ -339,16 +341,6 @@ export class SessionLog {
   private readonly estimator: RankEstimator;
   private readonly cacheLimit: number;
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly infoMemo = new WeakMap<MessageEvent, NodeInfo>();
-  private readonly info = (seq: number, e: MessageEvent): NodeInfo => {
-    let i = this.infoMemo.get(e);
-    if (!i) {
-      i = describeNode(seq, e, this.estimator);
-      this.infoMemo.set(e, i);
-    }
-    return i;
-  };
-
   /** @throws ConfigError when `maxOverflowRetries` is negative or not an integer */
   constructor(opts: SessionLogOptions) {
     this.maxOverflowRetries = resolveMaxOverflowRetries(opts.maxOverflowRetries);
@@ -364,7 +356,24 @@ export class SessionLog {
 
   /** Build a view of arbitrary events (memoised node facts). Exposed for tests and benchmarks. */
   viewOf(events: readonly LogEvent[], head = events.length - 1): SessionView {
-    return buildView(events, head, this.info);
+    return buildView(events, head, this.infoSource());
+  }
+
+  /**
+   * A memo of node facts by seq, checked by event identity. A plain array beats a WeakMap
+   * keyed by event here: the 100k-event benchmark spent most of its time in WeakMap lookups
+   * and their ephemeron GC work.
+   */
+  private infoSource(): NodeInfoSource {
+    const memo: NodeInfo[] = [];
+    return (seq, e) => {
+      let i = memo[seq];
+      if (i === undefined || i.event !== e) {
+        i = describeNode(seq, e, this.estimator);
+        memo[seq] = i;
+      }
+      return i;
+    };
   }
 
   private remember(k: string, entry: CacheEntry): void {
@@ -389,7 +398,7 @@ export class SessionLog {
       snap = await this.store.snapshot(key, -1);
       if (!snap) return null;
     }
-    if (!entry) entry = { epoch: snap.meta.epoch, events: [] };
+    if (!entry) entry = { epoch: snap.meta.epoch, events: [], info: this.infoSource() };
     const target = entry;
     snap.events.forEach((json, i) => {
       const seq = after + 1 + i;
@@ -402,7 +411,7 @@ export class SessionLog {
     const head = snap.meta.head;
     let view = target.view && target.view.head === head ? target.view : undefined;
     if (!view) {
-      view = buildView(target.events, head, this.info);
+      view = buildView(target.events, head, target.info);
       if (!target.view || target.view.head < head) target.view = view;
     }
     if (view.generation !== snap.meta.generation) {
@@ -539,7 +548,7 @@ export class SessionLog {
         model,
         newId: this.newId,
         now: this.clock(),
-        rebuild: (events, head) => this.viewOf(events, head),
+        rebuild: (events, head) => buildView(events, head, view.infoSource),
       });
       const response: CompressResult = { generation: plan.view.generation, results: plan.results };
       if (plan.events.length === 0) return this.rememberResponse(key, requestId, 'compress', response);
@@ -610,7 +619,7 @@ export class SessionLog {
       const compactionId = this.newId();
       const plan = planOverflowCompaction(view, { compactionId, provider, model, now: this.clock() });
       if (!plan) return remember(refuse('nothing_eligible', used));
-      const after = this.viewOf([...view.events.slice(0, view.head + 1), ...plan.tx.events]);
+      const after = buildView([...view.events.slice(0, view.head + 1), ...plan.tx.events], view.head + plan.tx.events.length, view.infoSource);
       const response: RecoverOverflowResult = {
         action: 'retry',
         reason: 'compacted',

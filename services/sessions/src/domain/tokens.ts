@@ -34,8 +34,23 @@ export function isCjkCodePoint(cp: number): boolean {
 export function countRankTokens(text: string): number {
   let cjk = 0;
   let other = 0;
-  for (const ch of text) {
-    if (isCjkCodePoint(ch.codePointAt(0)!)) cjk++;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    // Fast path: nothing below U+1100 is CJK, and that is nearly every character of code.
+    if (c < 0x1100) {
+      other++;
+      continue;
+    }
+    let cp = c;
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        cp = ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+        i++;
+      }
+    }
+    if (isCjkCodePoint(cp)) cjk++;
     else other++;
   }
   return cjk + Math.ceil(other / 4);

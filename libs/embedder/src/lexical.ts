@@ -21,10 +21,11 @@ export interface LexicalFeatureWeights {
 export interface LexicalEmbedderOptions {
   /**
    * Vector length (a power of two between 64 and 4096).
-   * @default 512 — with signed hashing, two unrelated texts of ~40 features each have a
-   * collision-noise cosine with a standard deviation of about 1/√512 ≈ 0.044, far below the
-   * 0.35 threshold clients use; 256 doubles the noise variance and 1024 doubles the memory and
-   * scan time for no measurable recall gain (see `libs/stores/scripts/madial-eval.mjs`).
+   * @default 256 — with signed hashing, two unrelated texts have a collision-noise cosine with a
+   * standard deviation of about 1/√256 ≈ 0.06, still far below the 0.35 threshold clients use;
+   * MADial-Bench recall is the same at 256, 512 and 1024 within noise
+   * (`libs/stores/scripts/madial-eval.mjs`), while 256 halves the memory (1 KiB a vector) and
+   * the exact dense scan of the embedded index.
    */
   dimension?: number;
   /** Feature weights; missing keys take the defaults of {@link LexicalFeatureWeights}. */
@@ -63,7 +64,7 @@ export class LexicalEmbedder implements Embedder {
   private readonly mask: number;
 
   constructor(opts: LexicalEmbedderOptions = {}) {
-    const dim = opts.dimension ?? 512;
+    const dim = opts.dimension ?? 256;
     if (!Number.isInteger(dim) || dim < 64 || dim > 4096 || (dim & (dim - 1)) !== 0) {
       throw new RangeError(`dimension must be a power of two in 64..4096, got ${dim}`);
     }

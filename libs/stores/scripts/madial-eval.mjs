@@ -3,7 +3,7 @@
 //
 // Build first:   npx tsc -b libs/stores
 // Run:           node libs/stores/scripts/madial-eval.mjs [--data /work/shared/data/madial-bench]
-//                     [--dim 512] [--tuning '{"rrfK":60}'] [--weights '{"charGram":0.2}'] [--legs hybrid|dense|lexical]
+//                     [--dim 256] [--tuning '{"rrfK":60}'] [--weights '{"charGram":0.2}'] [--legs hybrid|dense|lexical]
 //
 // Protocol (kept honest on purpose): each language's whole memory archive is ingested as one
 // user's memories (the `event` text of each memory is the memory body); the query of a test
@@ -23,7 +23,7 @@ const args = Object.fromEntries(
   process.argv.slice(2).reduce((acc, a, i, all) => (a.startsWith('--') ? [...acc, [a.slice(2), all[i + 1]]] : acc), []),
 );
 const dataDir = args.data ?? '/work/shared/data/madial-bench';
-const dim = Number(args.dim ?? 512);
+const dim = Number(args.dim ?? 256);
 const tuning = args.tuning ? JSON.parse(args.tuning) : {};
 const weights = args.weights ? JSON.parse(args.weights) : undefined;
 const legs = args.legs ?? 'hybrid';

@@ -453,8 +453,13 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
           t.query('mountain', { targets: ['viking://resources'] }),
           t.query('mountain', { targets: [`${U}/memories`] }),
           t.query('nothing matches this zebra', { targets: ['viking://agent'] }),
+          t.query('mountain', { targets: ['viking://resources'] }),
+          t.query('mountain', { targets: ['viking://resources'], withOverview: true }),
         ]);
-        expect(res.map((r) => r.map((h) => h.node.uri))).toEqual([['viking://resources/r.md'], [`${U}/memories/events/e.md`], []]);
+        expect(res.map((r) => r.map((h) => h.node.uri))).toEqual([['viking://resources/r.md'], [`${U}/memories/events/e.md`], [], ['viking://resources/r.md'], ['viking://resources/r.md']]);
+        expect(res[3][0].score).toBe(res[0][0].score);
+        expect(res[3][0].node.overview).toBeUndefined();
+        expect(res[4][0].node.overview).toBe('overview of mountain bike repair guide');
       });
     });
 

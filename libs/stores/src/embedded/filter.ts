@@ -64,8 +64,8 @@ export interface FilterColumns {
   validTo: Float64Array;
 }
 
-/** A compiled row test. */
-export type RowPredicate = (cols: FilterColumns, slot: number) => boolean;
+/** A compiled row test over one shard's columns (bound at compile time: compile after the last write). */
+export type RowPredicate = (slot: number) => boolean;
 
 const TRUE: RowPredicate = () => true;
 const FALSE: RowPredicate = () => false;
@@ -115,9 +115,9 @@ function numValue(v: unknown, time: boolean, what: string): number {
 }
 
 /** Numeric bound test; NaN (a null column) never satisfies a bound. */
-function rangePredicate(col: NumField, lo: number | undefined, loIncl: boolean, hi: number | undefined, hiIncl: boolean): RowPredicate {
-  return (c, s) => {
-    const x = c[col][s];
+function rangePredicate(arr: Float64Array | Int32Array, lo: number | undefined, loIncl: boolean, hi: number | undefined, hiIncl: boolean): RowPredicate {
+  return (s) => {
+    const x = arr[s];
     if (Number.isNaN(x)) return false;
     if (lo !== undefined && (loIncl ? x < lo : x <= lo)) return false;
     if (hi !== undefined && (hiIncl ? x > hi : x >= hi)) return false;
@@ -159,7 +159,7 @@ function boundsOf(node: { gte?: unknown; gt?: unknown; lte?: unknown; lt?: unkno
  * - `prefix` is a plain string prefix test (for path semantics use search `targets`).
  * @throws UnsupportedFilterError for an unknown op or field, or an unparsable value
  */
-export function compileFilter(node: FilterNode | null | undefined, dict: Dictionary): RowPredicate {
+export function compileFilter(node: FilterNode | null | undefined, dict: Dictionary, c: FilterColumns): RowPredicate {
   if (node === null || node === undefined) return TRUE;
   if (typeof node !== 'object') throw new UnsupportedFilterError('filter node must be an object');
   const op = (node as { op?: unknown }).op;
@@ -168,10 +168,10 @@ export function compileFilter(node: FilterNode | null | undefined, dict: Diction
     case 'or': {
       const conds = (node as { conds?: unknown }).conds;
       if (!Array.isArray(conds)) throw new UnsupportedFilterError(`${op}: conds must be an array`);
-      const parts = conds.map((c) => compileFilter(c as FilterNode, dict));
+      const parts = conds.map((x) => compileFilter(x as FilterNode, dict, c));
       if (parts.length === 0) return op === 'and' ? TRUE : FALSE;
       if (parts.length === 1) return parts[0];
-      return op === 'and' ? (c, s) => parts.every((p) => p(c, s)) : (c, s) => parts.some((p) => p(c, s));
+      return op === 'and' ? (s) => parts.every((p) => p(s)) : (s) => parts.some((p) => p(s));
     }
     case 'must':
     case 'must_not': {
@@ -181,25 +181,26 @@ export function compileFilter(node: FilterNode | null | undefined, dict: Diction
       let test: RowPredicate;
       if (f.kind === 'code') {
         const codes = new Set(n.conds.map((v) => dict.lookup(String(v))));
-        const col = f.col;
-        test = (c, s) => codes.has(c[col][s]);
+        const arr = c[f.col];
+        test = codes.size === 1 ? ((one) => (s: number) => arr[s] === one)([...codes][0]) : (s) => codes.has(arr[s]);
       } else if (f.kind === 'tags') {
         const codes = new Set(n.conds.map((v) => dict.lookup(String(v).trim().toLowerCase())));
-        test = (c, s) => {
-          const t = c.tags[s];
+        const tags = c.tags;
+        test = (s) => {
+          const t = tags[s];
           for (let i = 0; i < t.length; i++) if (codes.has(t[i])) return true;
           return false;
         };
       } else if (f.kind === 'str') {
         const values = new Set(n.conds.map((v) => String(v)));
-        const col = f.col;
-        test = (c, s) => values.has(c[col][s]);
+        const arr = c[f.col];
+        test = (s) => values.has(arr[s]);
       } else {
         const values = new Set(n.conds.map((v) => numValue(v, f.time, `${op} ${n.field}`)));
-        const col = f.col;
-        test = (c, s) => values.has(c[col][s]);
+        const arr = c[f.col];
+        test = (s) => values.has(arr[s]);
       }
-      return op === 'must' ? test : (c, s) => !test(c, s);
+      return op === 'must' ? test : (s) => !test(s);
     }
     case 'range':
     case 'time_range': {
@@ -209,7 +210,7 @@ export function compileFilter(node: FilterNode | null | undefined, dict: Diction
       if (op === 'time_range' && !f.time) throw new UnsupportedFilterError(`time_range: field '${n.field}' is not a time`);
       const conv = op === 'time_range' ? (v: unknown, w: string) => timeValue(v, `time_range ${w}`) : (v: unknown, w: string) => numValue(v, f.time, `range ${w}`);
       const [lo, loIncl, hi, hiIncl] = boundsOf(n, conv);
-      return rangePredicate(f.col, lo, loIncl, hi, hiIncl);
+      return rangePredicate(c[f.col], lo, loIncl, hi, hiIncl);
     }
     case 'prefix': {
       const n = node as { field: string; prefix?: unknown };
@@ -217,17 +218,18 @@ export function compileFilter(node: FilterNode | null | undefined, dict: Diction
       const f = field(n.field);
       const p = n.prefix;
       if (f.kind === 'str') {
-        const col = f.col;
-        return (c, s) => c[col][s].startsWith(p);
+        const arr = c[f.col];
+        return (s) => arr[s].startsWith(p);
       }
       if (f.kind === 'code') {
         const codes = dict.matching((x) => x.startsWith(p));
-        const col = f.col;
-        return (c, s) => codes.has(c[col][s]);
+        const arr = c[f.col];
+        return (s) => codes.has(arr[s]);
       }
       if (f.kind === 'tags') {
         const codes = dict.matching((x) => x.startsWith(p));
-        return (c, s) => c.tags[s].some((t) => codes.has(t));
+        const tags = c.tags;
+        return (s) => tags[s].some((t) => codes.has(t));
       }
       throw new UnsupportedFilterError(`prefix: field '${n.field}' is not a string`);
     }
@@ -257,19 +259,22 @@ export function defaultScopeRoots(vis: Visibility): string[] {
  *   or every peer with `openPeers`;
  * - other users' rows only with `allUsers` and only when `targeted` (an explicit target covers them).
  */
-export function compileVisibility(vis: Visibility, dict: Dictionary, targeted: boolean): RowPredicate {
+export function compileVisibility(vis: Visibility, dict: Dictionary, targeted: boolean, c: FilterColumns): RowPredicate {
   const ws = vis.workspace === null ? -2 : dict.lookup(vis.workspace);
   const empty = dict.lookup('');
   const me = dict.lookup(vis.user);
   const actor = vis.actorPeer ? dict.lookup(vis.actorPeer) : -3;
   const open = vis.openPeers;
   const others = vis.allUsers && targeted;
-  return (c, s) => {
-    if (ws !== -2 && c.workspace[s] !== ws) return false;
-    const owner = c.owner[s];
+  const wsCol = c.workspace;
+  const ownerCol = c.owner;
+  const peerCol = c.peer;
+  return (s) => {
+    if (ws !== -2 && wsCol[s] !== ws) return false;
+    const owner = ownerCol[s];
     if (owner === empty) return true;
     if (owner === me) {
-      const peer = c.peer[s];
+      const peer = peerCol[s];
       return peer === empty || open || peer === actor;
     }
     return others;
@@ -277,15 +282,18 @@ export function compileVisibility(vis: Visibility, dict: Dictionary, targeted: b
 }
 
 /** Levels and valid-time checks of a query (`levels`, `asOf`) as one predicate. */
-export function compileLevelsAsOf(q: Pick<SearchQuery, 'levels' | 'asOf'>): RowPredicate | null {
+export function compileLevelsAsOf(q: Pick<SearchQuery, 'levels' | 'asOf'>, c: FilterColumns): RowPredicate | null {
   const levels = q.levels && q.levels.length > 0 ? new Set(q.levels) : null;
   const asOf = q.asOf === null || q.asOf === undefined ? null : q.asOf;
   if (!levels && asOf === null) return null;
-  return (c, s) => {
-    if (levels && !levels.has(c.level[s])) return false;
+  const levelCol = c.level;
+  const fromCol = c.validFrom;
+  const toCol = c.validTo;
+  return (s) => {
+    if (levels && !levels.has(levelCol[s])) return false;
     if (asOf !== null) {
-      const from = c.validFrom[s];
-      const to = c.validTo[s];
+      const from = fromCol[s];
+      const to = toCol[s];
       if (!Number.isNaN(from) && from > asOf) return false;
       if (!Number.isNaN(to) && asOf >= to) return false;
     }

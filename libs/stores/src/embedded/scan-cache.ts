@@ -1,4 +1,5 @@
 import { Dictionary, type FilterColumns, isUnderPrefix } from './filter';
+import { VectorRows } from './simd-dot';
 
 /** Row metadata plus vector as loaded from SQLite into the scan cache. */
 export interface CacheRow {
@@ -21,25 +22,26 @@ export interface CacheRow {
   vector: Float32Array;
 }
 
-/** Rows per vector chunk: chunks never move, so growing the shard never copies vectors. */
-const CHUNK_BITS = 10;
-const CHUNK = 1 << CHUNK_BITS;
-
 function grow<T extends Int32Array | Float64Array | Float32Array | Uint8Array>(a: T, n: number): T {
   const b = new (a.constructor as { new (n: number): T })(n);
-  b.set(a);
+  b.set(a.subarray(0, Math.min(a.length, n)));
   return b;
 }
 
+/** Half-open slot range. */
+export type SlotRange = [lo: number, hi: number];
+
 /**
- * All rows of one account, columnar, in slot order (append-only; deletes leave tombstones).
- * `order` holds the live slots sorted by URI at the last sort, so a URI-prefix target is a
- * binary-searched range; slots appended since (`tail`) are checked one by one until the next
- * sort. Vectors sit in fixed chunks of {@link CHUNK} rows.
+ * All rows of one account, columnar. Slots `[0, sortedUpTo)` are physically ordered by URI,
+ * so every URI-prefix target is one contiguous slot range (found by binary search) and its
+ * vectors are contiguous for the SIMD scan. Rows added since the last {@link reorganize} form an
+ * unsorted tail that is checked row by row; deletes leave tombstones. `reorganize` re-sorts and
+ * compacts when the tail or the tombstones grow (amortised O(log n) per write).
  */
 export class Shard implements FilterColumns {
   size = 0;
   dead = 0;
+  sortedUpTo = 0;
   ids = new Int32Array(16);
   live = new Uint8Array(16);
   uri: string[] = [];
@@ -58,32 +60,37 @@ export class Shard implements FilterColumns {
   validTo = new Float64Array(16);
   /** 1 / ‖v‖ per slot (0 for a zero vector), so a dot product becomes a cosine. */
   invNorm = new Float32Array(16);
-  chunks: Float32Array[] = [];
-  order = new Int32Array(0);
-  sortedUpTo = 0;
+  vectors: VectorRows;
 
-  constructor(readonly dim: number) {}
+  constructor(
+    readonly account: string,
+    readonly dim: number,
+    private readonly simd = true,
+  ) {
+    this.vectors = new VectorRows(dim, simd);
+  }
 
-  /** Append a row; @returns its slot */
+  private growTo(n: number): void {
+    this.ids = grow(this.ids, n);
+    this.live = grow(this.live, n);
+    this.contextType = grow(this.contextType, n);
+    this.category = grow(this.category, n);
+    this.level = grow(this.level, n);
+    this.owner = grow(this.owner, n);
+    this.peer = grow(this.peer, n);
+    this.workspace = grow(this.workspace, n);
+    this.subject = grow(this.subject, n);
+    this.createdAt = grow(this.createdAt, n);
+    this.updatedAt = grow(this.updatedAt, n);
+    this.validFrom = grow(this.validFrom, n);
+    this.validTo = grow(this.validTo, n);
+    this.invNorm = grow(this.invNorm, n);
+  }
+
+  /** Append a row to the tail; @returns its slot */
   add(r: CacheRow, dict: Dictionary): number {
     const s = this.size;
-    if (s === this.ids.length) {
-      const n = s * 2;
-      this.ids = grow(this.ids, n);
-      this.live = grow(this.live, n);
-      this.contextType = grow(this.contextType, n);
-      this.category = grow(this.category, n);
-      this.level = grow(this.level, n);
-      this.owner = grow(this.owner, n);
-      this.peer = grow(this.peer, n);
-      this.workspace = grow(this.workspace, n);
-      this.subject = grow(this.subject, n);
-      this.createdAt = grow(this.createdAt, n);
-      this.updatedAt = grow(this.updatedAt, n);
-      this.validFrom = grow(this.validFrom, n);
-      this.validTo = grow(this.validTo, n);
-      this.invNorm = grow(this.invNorm, n);
-    }
+    if (s === this.ids.length) this.growTo(s * 2);
     this.ids[s] = r.id;
     this.live[s] = 1;
     this.uri[s] = r.uri;
@@ -100,10 +107,8 @@ export class Shard implements FilterColumns {
     this.updatedAt[s] = r.updatedAt;
     this.validFrom[s] = r.validFrom ?? NaN;
     this.validTo[s] = r.validTo ?? NaN;
-    const ci = s >> CHUNK_BITS;
-    if (ci === this.chunks.length) this.chunks.push(new Float32Array(CHUNK * this.dim));
-    const off = (s & (CHUNK - 1)) * this.dim;
-    this.chunks[ci].set(r.vector, off);
+    this.vectors.ensure(s + 1);
+    this.vectors.set(s, r.vector);
     let n2 = 0;
     for (let i = 0; i < r.vector.length; i++) n2 += r.vector[i] * r.vector[i];
     this.invNorm[s] = n2 > 0 ? 1 / Math.sqrt(n2) : 0;
@@ -124,97 +129,117 @@ export class Shard implements FilterColumns {
     return this.size - this.dead;
   }
 
-  /** Re-sort when the unsorted tail has grown past a sixteenth of the shard (amortised O(log n) per insert). */
-  maybeSort(): void {
+  /** True when the tail or the tombstones have grown past a sixteenth of the shard. */
+  needsReorganize(): boolean {
     const tail = this.size - this.sortedUpTo;
-    if (tail > 64 && tail * 16 > this.size) this.sort();
+    return (tail > 64 && tail * 16 > this.size) || (this.dead > 64 && this.dead * 16 > this.size);
   }
 
-  /** Sort the live slots by URI into `order`. */
-  sort(): void {
+  /**
+   * Rewrite every column (and the vectors) in URI order without tombstones.
+   * @returns the new slot of each live row id
+   */
+  reorganize(): Map<number, number> {
     const slots: number[] = [];
     for (let s = 0; s < this.size; s++) if (this.live[s]) slots.push(s);
     const uri = this.uri;
     slots.sort((a, b) => (uri[a] < uri[b] ? -1 : uri[a] > uri[b] ? 1 : 0));
-    this.order = Int32Array.from(slots);
-    this.sortedUpTo = this.size;
+    const n = slots.length;
+    const cap = Math.max(16, n);
+    const pick = <T extends Int32Array | Float64Array | Float32Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as { new (n: number): T })(cap);
+      for (let i = 0; i < n; i++) b[i] = a[slots[i]];
+      return b;
+    };
+    const vectors = new VectorRows(this.dim, this.simd);
+    vectors.ensure(n);
+    for (let i = 0; i < n; i++) vectors.set(i, this.vectors.get(slots[i]));
+    this.ids = pick(this.ids);
+    this.live = pick(this.live);
+    this.contextType = pick(this.contextType);
+    this.category = pick(this.category);
+    this.level = pick(this.level);
+    this.owner = pick(this.owner);
+    this.peer = pick(this.peer);
+    this.workspace = pick(this.workspace);
+    this.subject = pick(this.subject);
+    this.createdAt = pick(this.createdAt);
+    this.updatedAt = pick(this.updatedAt);
+    this.validFrom = pick(this.validFrom);
+    this.validTo = pick(this.validTo);
+    this.invNorm = pick(this.invNorm);
+    this.uri = slots.map((s) => this.uri[s]);
+    this.docUri = slots.map((s) => this.docUri[s]);
+    this.tags = slots.map((s) => this.tags[s]);
+    this.vectors = vectors;
+    this.size = n;
+    this.dead = 0;
+    this.sortedUpTo = n;
+    const where = new Map<number, number>();
+    for (let i = 0; i < n; i++) where.set(this.ids[i], i);
+    return where;
   }
 
-  /** First index in `order` whose URI is ≥ `key`. */
+  /** First sorted slot whose URI is ≥ `key`. */
   private lowerBound(key: string): number {
     let lo = 0;
-    let hi = this.order.length;
+    let hi = this.sortedUpTo;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.uri[this.order[mid]] < key) lo = mid + 1;
+      if (this.uri[mid] < key) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
 
   /**
-   * Visit every live slot whose URI is under one of `prefixes` (path semantics), each once.
-   * Sorted slots come from binary-searched ranges; tail slots are tested directly.
+   * Sorted-part slot ranges (merged, ascending) holding the URIs under `prefixes` (path
+   * semantics: the prefix itself and `prefix/…`). Tail slots are not included: see {@link tailUnder}.
    */
-  forEachUnder(prefixes: string[], fn: (slot: number) => void): void {
-    const ranges: Array<[number, number]> = [];
+  rangesUnder(prefixes: string[]): SlotRange[] {
+    const ranges: SlotRange[] = [];
     for (const raw of prefixes) {
       const p = raw.length > 'viking://'.length ? raw.replace(/\/+$/, '') : raw;
       if (p === 'viking://' || p === 'viking:/') {
-        ranges.push([0, this.order.length]);
+        ranges.push([0, this.sortedUpTo]);
         continue;
       }
-      // `p` itself, then the contiguous block `p/…` (that is, [p + '/', p + '0')).
+      // `p` itself, then the contiguous block `p/…`, that is [p + '/', p + '0').
       const at = this.lowerBound(p);
-      if (at < this.order.length && this.uri[this.order[at]] === p) ranges.push([at, at + 1]);
-      ranges.push([this.lowerBound(p + '/'), this.lowerBound(p + '0')]);
+      if (at < this.sortedUpTo && this.uri[at] === p) ranges.push([at, at + 1]);
+      const lo = this.lowerBound(p + '/');
+      const hi = this.lowerBound(p + '0');
+      if (hi > lo) ranges.push([lo, hi]);
     }
     ranges.sort((a, b) => a[0] - b[0]);
-    let pos = 0;
-    for (const [lo, hi] of ranges) {
-      for (let i = Math.max(lo, pos); i < hi; i++) {
-        const s = this.order[i];
-        if (this.live[s]) fn(s);
-      }
-      pos = Math.max(pos, hi);
+    const merged: SlotRange[] = [];
+    for (const r of ranges) {
+      const last = merged[merged.length - 1];
+      if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
+      else merged.push([r[0], r[1]]);
     }
+    return merged;
+  }
+
+  /** Live tail slots whose URI is under one of `prefixes`. */
+  tailUnder(prefixes: string[]): number[] {
+    const out: number[] = [];
     for (let s = this.sortedUpTo; s < this.size; s++) {
       if (!this.live[s]) continue;
       const u = this.uri[s];
       for (const p of prefixes) {
         if (isUnderPrefix(u, p)) {
-          fn(s);
+          out.push(s);
           break;
         }
       }
     }
-  }
-
-  /** Dot product of slot's vector with `q` (length `dim`). */
-  dot(slot: number, q: Float32Array): number {
-    const v = this.chunks[slot >> CHUNK_BITS];
-    const off = (slot & (CHUNK - 1)) * this.dim;
-    const d = this.dim;
-    let a0 = 0;
-    let a1 = 0;
-    let a2 = 0;
-    let a3 = 0;
-    let j = 0;
-    // Four accumulators break the dependency chain so V8 can pipeline the multiplies.
-    for (; j + 3 < d; j += 4) {
-      a0 += v[off + j] * q[j];
-      a1 += v[off + j + 1] * q[j + 1];
-      a2 += v[off + j + 2] * q[j + 2];
-      a3 += v[off + j + 3] * q[j + 3];
-    }
-    for (; j < d; j++) a0 += v[off + j] * q[j];
-    return a0 + a1 + a2 + a3;
+    return out;
   }
 
   /** Copy of a slot's vector. */
   vector(slot: number): Float32Array {
-    const off = (slot & (CHUNK - 1)) * this.dim;
-    return this.chunks[slot >> CHUNK_BITS].slice(off, off + this.dim);
+    return this.vectors.get(slot);
   }
 }
 
@@ -231,14 +256,18 @@ export class ScanCache {
   /** Last change-log sequence applied. */
   lastSeq = 0;
 
-  constructor(readonly dim: number) {}
+  /** @param simd use the WebAssembly SIMD kernel for dot products when available */
+  constructor(
+    readonly dim: number,
+    private readonly simd = true,
+  ) {}
 
   /** Insert or replace a row (by id). */
   upsert(r: CacheRow): void {
     this.remove(r.id);
     let sh = this.shards.get(r.account);
     if (!sh) {
-      sh = new Shard(this.dim);
+      sh = new Shard(r.account, this.dim, this.simd);
       this.shards.set(r.account, sh);
     }
     this.where.set(r.id, { shard: sh, slot: sh.add(r, this.dict) });
@@ -252,11 +281,23 @@ export class ScanCache {
     this.where.delete(id);
   }
 
-  /** Tombstones across shards (the adapter reloads from SQLite when they dominate). */
-  get deadRows(): number {
-    let n = 0;
-    for (const s of this.shards.values()) n += s.dead;
-    return n;
+  /** Re-sort and compact the shards that need it (all of them with `force`). */
+  reorganize(force = false): void {
+    for (const [account, sh] of this.shards) {
+      if (!force && !sh.needsReorganize()) continue;
+      if (sh.liveCount === 0) {
+        this.shards.delete(account);
+        continue;
+      }
+      for (const [id, slot] of sh.reorganize()) this.where.set(id, { shard: sh, slot });
+    }
+  }
+
+  /** Drop everything (before a full reload). */
+  clear(): void {
+    this.shards.clear();
+    this.where.clear();
+    this.lastSeq = 0;
   }
 
   /** Live rows across shards. */

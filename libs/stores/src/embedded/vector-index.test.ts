@@ -16,7 +16,7 @@ afterAll(() => {
 describeVectorIndexContract('embedded (SQLite in memory)', async () => {
   const db = openEmbeddedDb(':memory:');
   dbs.push(db);
-  return new EmbeddedVectorIndex(db, { dimension: 512 });
+  return new EmbeddedVectorIndex(db, { dimension: 256 });
 });
 
 describe('EmbeddedVectorIndex', () => {

@@ -10,9 +10,9 @@ import type {
   Visibility,
 } from '../ports/vector-index';
 import type { EmbeddedDb } from './db';
-import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility, defaultScopeRoots, isUnderPrefix } from './filter';
+import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility, defaultScopeRoots } from './filter';
 import { monotoneScores, reciprocalRankFusion } from './fusion';
-import { type CacheRow, ScanCache, type Shard } from './scan-cache';
+import { type CacheRow, ScanCache, Shard, type SlotRange } from './scan-cache';
 
 /** A record or query that does not fit the index (wrong dimension, mixed documents, bad URI). */
 export class InvalidRecordError extends Error {
@@ -48,6 +48,13 @@ export interface HybridTuning {
   maxQueryTerms: number;
   /** Lexical query terms in more than this fraction of documents are dropped (they only cost time). @default 0.5 */
   maxTermDocFraction: number;
+  /**
+   * Postings budget of one lexical query: terms are added rarest first while the sum of their
+   * document frequencies stays within it (the rarest term is always kept). Bounds the BM25 cost
+   * on large corpora (FTS5 spends about 2 µs per matched row); small corpora keep every term.
+   * @default 4000
+   */
+  maxQueryPostings: number;
 }
 
 /** Options of {@link EmbeddedVectorIndex}. */
@@ -68,10 +75,11 @@ export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
   minorWeight: 0.6,
   maxQueryTerms: 48,
   maxTermDocFraction: 0.5,
+  maxQueryPostings: 4_000,
 });
 
-/** Rows fetched from FTS5 per distinct query text before per-search filtering. */
-const LEX_FETCH = 1000;
+/** Version of the table layout below; a file with another version is refused. */
+const SCHEMA_VERSION = '1';
 /** Change-log rows kept before pruning (readers further behind reload everything). */
 const CHANGE_LOG_KEEP = 20_000;
 
@@ -152,6 +160,25 @@ function lexicalSource(r: Pick<NodeRecord, 'lexicalText' | 'abstract' | 'body' |
   return r.abstract === r.body ? r.body : `${r.abstract}\n${r.body}`;
 }
 
+let empty: Shard | undefined;
+/** Columns of no rows, to validate a filter for an account that has none. */
+function emptyColumns(): Shard {
+  empty ??= new Shard('', 4, false);
+  return empty;
+}
+
+/** Merge half-open ranges into ascending, disjoint ones. */
+function mergeRanges(ranges: SlotRange[]): SlotRange[] {
+  const sorted = ranges.filter(([lo, hi]) => hi > lo).sort((a, b) => a[0] - b[0]);
+  const out: SlotRange[] = [];
+  for (const [lo, hi] of sorted) {
+    const last = out[out.length - 1];
+    if (last && lo <= last[1]) last[1] = Math.max(last[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out;
+}
+
 /** FTS5 string literal. */
 function ftsQuote(term: string): string {
   return '"' + term.replace(/"/g, '""') + '"';
@@ -175,8 +202,12 @@ class TopK {
       while (i > 0) {
         const p = (i - 1) >> 1;
         if (scores[p] <= scores[i]) break;
-        [scores[p], scores[i]] = [scores[i], scores[p]];
-        [slots[p], slots[i]] = [slots[i], slots[p]];
+        const ts = scores[p];
+        scores[p] = scores[i];
+        scores[i] = ts;
+        const tl = slots[p];
+        slots[p] = slots[i];
+        slots[i] = tl;
         i = p;
       }
       return;
@@ -193,8 +224,12 @@ class TopK {
       if (l < n && scores[l] < scores[m]) m = l;
       if (r < n && scores[r] < scores[m]) m = r;
       if (m === i) break;
-      [scores[m], scores[i]] = [scores[i], scores[m]];
-      [slots[m], slots[i]] = [slots[i], slots[m]];
+      const ts = scores[m];
+      scores[m] = scores[i];
+      scores[i] = ts;
+      const tl = slots[m];
+      slots[m] = slots[i];
+      slots[i] = tl;
       i = m;
     }
   }
@@ -212,12 +247,16 @@ interface Plan {
   shard: Shard | undefined;
   roots: string[];
   pred: RowPredicate;
+  /** Sorted-part slot ranges under `roots`. */
+  ranges: SlotRange[];
+  /** Tail slots under `roots`. */
+  tail: number[];
 }
 
 /** Lexical hits of one (account, text), best first, shared by every search of a batch. */
 interface LexResult {
-  ids: number[];
-  truncated: boolean;
+  /** Live slots of the account's shard, best BM25 first. */
+  slots: number[];
   /** Distinct query terms with their BM25 class weight (for the lexical-only score). */
   terms: Map<string, number>;
 }
@@ -307,9 +346,12 @@ export class EmbeddedVectorIndex implements VectorIndex {
         tokenize="unicode61 remove_diacritics 0 categories 'L* N* M* Co'");
       CREATE VIRTUAL TABLE IF NOT EXISTS vi_fts_vocab USING fts5vocab(vi_fts, 'row');
     `);
-    const row = this.db.prepare("SELECT value FROM vi_meta WHERE key = 'dimension'").get() as { value: string } | undefined;
-    if (row && Number(row.value) !== d) throw new IndexDimensionMismatchError(Number(row.value), d);
-    if (!row) this.db.prepare("INSERT INTO vi_meta(key, value) VALUES ('dimension', ?)").run(String(d));
+    const meta = (key: string) => (this.db.prepare('SELECT value FROM vi_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+    const dim = meta('dimension');
+    if (dim !== undefined && Number(dim) !== d) throw new IndexDimensionMismatchError(Number(dim), d);
+    const schema = meta('schema');
+    if (schema !== undefined && schema !== SCHEMA_VERSION) throw new Error(`vector index schema ${schema} is not supported (expected ${SCHEMA_VERSION}); re-index into a new file`);
+    this.db.prepare("INSERT OR IGNORE INTO vi_meta(key, value) VALUES ('dimension', ?), ('schema', ?)").run(String(d), SCHEMA_VERSION);
   }
 
   private prepare() {
@@ -347,9 +389,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
       fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE doc_uri = ? ORDER BY passage_index, uri`),
       vecById: db.prepare('SELECT embedding FROM vi_vec WHERE rowid = ?'),
       existsUnder: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = @a AND (uri = @u OR (uri >= @u || '/' AND uri < @u || '0'))`),
-      ftsSearch: db.prepare(`SELECT rowid AS id FROM vi_fts WHERE vi_fts MATCH ? ORDER BY bm25(vi_fts, 1.0, ${Number(this.tuning.minorWeight)}, 0.0) LIMIT ?`),
+      ftsSearch: db.prepare(`SELECT rowid FROM vi_fts WHERE vi_fts MATCH ? ORDER BY bm25(vi_fts, 1.0, ${Number(this.tuning.minorWeight)}, 0.0)`).pluck(),
       vocab: db.prepare('SELECT term, doc FROM vi_fts_vocab WHERE term IN (SELECT value FROM json_each(?))'),
-      docCount: db.prepare('SELECT COUNT(*) AS n FROM vi_nodes'),
       stats: db.prepare('SELECT COUNT(*) AS points, COUNT(DISTINCT doc_uri) AS documents FROM vi_nodes'),
       statsAccount: db.prepare('SELECT COUNT(*) AS points, COUNT(DISTINCT doc_uri) AS documents FROM vi_nodes WHERE account = ?'),
     };
@@ -503,13 +544,12 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const c = this.cache;
     this.db.transaction(() => {
       const pruned = Number((this.st.prunedThrough.get() as { value: string } | undefined)?.value ?? 0);
-      const needFull = (c.lastSeq === 0 && c.liveRows === 0) || c.lastSeq < pruned || c.deadRows > Math.max(4096, c.liveRows);
-      if (needFull) {
-        this.cache.shards.clear();
-        this.cache.where.clear();
+      if ((c.lastSeq === 0 && c.liveRows === 0) || c.lastSeq < pruned) {
+        // First use, or this reader fell behind the pruned change log: load everything.
+        c.clear();
         c.lastSeq = (this.st.maxSeq.get() as { s: number }).s;
         for (const r of this.st.cacheRowsAll.iterate() as Iterable<Record<string, unknown>>) c.upsert(this.toCacheRow(r));
-        for (const sh of c.shards.values()) sh.sort();
+        c.reorganize(true);
         return;
       }
       const changes = this.st.changesSince.all(c.lastSeq) as Array<{ seq: number; node_id: number }>;
@@ -518,7 +558,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       for (const id of ids) c.remove(id);
       for (const r of this.st.cacheRowsByIds.all(JSON.stringify(ids)) as Array<Record<string, unknown>>) c.upsert(this.toCacheRow(r));
       c.lastSeq = changes[changes.length - 1].seq;
-      for (const sh of c.shards.values()) sh.maybeSort();
+      c.reorganize();
     })();
   }
 
@@ -528,40 +568,62 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const shard = this.cache.shards.get(q.visibility.account);
     const targets = (q.targets ?? []).filter((t) => typeof t === 'string' && t.trim() !== '').map((t) => t.trim());
     const roots = targets.length > 0 ? targets : defaultScopeRoots(q.visibility);
-    const vis = compileVisibility(q.visibility, this.cache.dict, targets.length > 0);
-    const filt = q.filter ? compileFilter(q.filter, this.cache.dict) : null;
-    const la = compileLevelsAsOf(q);
-    const pred: RowPredicate = filt && la ? (c, s) => vis(c, s) && la(c, s) && filt(c, s) : filt ? (c, s) => vis(c, s) && filt(c, s) : la ? (c, s) => vis(c, s) && la(c, s) : vis;
-    return { shard, roots, pred };
+    if (!shard) {
+      // Still validate the filter, so a bad filter fails the same way on an empty account.
+      if (q.filter) compileFilter(q.filter, this.cache.dict, emptyColumns());
+      return { shard, roots, pred: () => false, ranges: [], tail: [] };
+    }
+    const vis = compileVisibility(q.visibility, this.cache.dict, targets.length > 0, shard);
+    const filt = q.filter ? compileFilter(q.filter, this.cache.dict, shard) : null;
+    const la = compileLevelsAsOf(q, shard);
+    const pred: RowPredicate = filt && la ? (s) => vis(s) && la(s) && filt(s) : filt ? (s) => vis(s) && filt(s) : la ? (s) => vis(s) && la(s) : vis;
+    return { shard, roots, pred, ranges: shard.rangesUnder(roots), tail: shard.tailUnder(roots) };
   }
 
-  /** Lexical leg of one (account, text): FTS5 BM25 over the rarest query terms. */
-  private lexical(text: string, account: string, multiAccount: boolean, unlimited: boolean): LexResult {
+  /**
+   * Lexical leg of one (account, text): every row matching the rarest query terms, by FTS5
+   * BM25, best first. The postings budget bounds how many rows that can be, so the searches of
+   * a batch filter one shared list instead of each querying FTS5.
+   */
+  private lexical(text: string, shard: Shard, multiAccount: boolean): LexResult {
     const { main, minor } = lexicalTerms(text);
     const terms = new Map<string, number>();
     for (const t of main) terms.set(t, 1);
     for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
-    if (terms.size === 0) return { ids: [], truncated: false, terms };
+    if (terms.size === 0) return { slots: [], terms };
     const df = new Map<string, number>();
     for (const r of this.st.vocab.all(JSON.stringify([...terms.keys()])) as Array<{ term: string; doc: number }>) df.set(r.term, r.doc);
-    const n = Math.max(1, (this.st.docCount.get() as { n: number }).n);
-    // Keep terms that exist, dropping near-universal ones, then the rarest first.
-    let kept = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
-    const common = kept.filter((t) => (df.get(t) as number) > this.tuning.maxTermDocFraction * n);
-    if (common.length < kept.length) kept = kept.filter((t) => !common.includes(t));
-    kept.sort((a, b) => (df.get(a) as number) - (df.get(b) as number));
-    kept = kept.slice(0, this.tuning.maxQueryTerms);
-    if (kept.length === 0) return { ids: [], truncated: false, terms };
+    const n = Math.max(1, this.cache.liveRows);
+    // Rarest first; near-universal terms only cost time, and a postings budget bounds the
+    // work on large corpora (the rarest term is always kept).
+    let candidates = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
+    const specific = candidates.filter((t) => (df.get(t) as number) <= this.tuning.maxTermDocFraction * n);
+    if (specific.length > 0) candidates = specific;
+    candidates.sort((a, b) => (df.get(a) as number) - (df.get(b) as number));
+    const kept: string[] = [];
+    let postings = 0;
+    for (const t of candidates) {
+      const d = df.get(t) as number;
+      if (kept.length >= this.tuning.maxQueryTerms || (kept.length > 0 && postings + d > this.tuning.maxQueryPostings)) break;
+      kept.push(t);
+      postings += d;
+    }
+    if (kept.length === 0) return { slots: [], terms };
     const mainQ = kept.filter((t) => terms.get(t) === 1).map(ftsQuote);
     const minorQ = kept.filter((t) => terms.get(t) !== 1).map(ftsQuote);
     const parts: string[] = [];
     if (mainQ.length > 0) parts.push(`main : (${mainQ.join(' OR ')})`);
     if (minorQ.length > 0) parts.push(`minor : (${minorQ.join(' OR ')})`);
-    let match = parts.join(' OR ');
-    // The scope column keeps other tenants out of the top rows when the file holds several.
-    if (multiAccount) match = `scope : ${ftsQuote(scopeToken(account))} AND (${match})`;
-    const ids = (this.st.ftsSearch.all(match, unlimited ? -1 : LEX_FETCH) as Array<{ id: number }>).map((r) => r.id);
-    return { ids, truncated: !unlimited && ids.length >= LEX_FETCH, terms };
+    let match = `(${parts.join(' OR ')})`;
+    // The scope column keeps other tenants' rows out when the file holds several accounts.
+    const account = shard.account;
+    if (multiAccount) match = `scope : ${ftsQuote(scopeToken(account))} AND ${match}`;
+    const slots: number[] = [];
+    for (const id of this.st.ftsSearch.all(match) as number[]) {
+      const w = this.cache.where.get(id);
+      if (w && w.shard === shard) slots.push(w.slot);
+    }
+    return { slots, terms };
   }
 
   /**
@@ -579,12 +641,70 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.sync();
     const plans = queries.map((q) => this.plan(q));
     const multiAccount = this.cache.shards.size > 1;
-    const denseMemo = new Map<string, { q: Float32Array; inv: number; scores: Map<Shard, Float32Array> }>();
     const lexMemo = new Map<string, LexResult>();
     const picked: Array<{ slots: number[]; scores: number[]; shard: Shard | undefined }> = [];
 
+    // Dense leg, shared across the batch: one exact cosine per (distinct query vector, row),
+    // computed by the SIMD kernel over the union of the contiguous slot ranges the searches need.
+    const keyOf = new Map<Float32Array, string | null>();
+    const denseKey: Array<string | null> = queries.map((q, qi) => {
+      if (!q.vector || !plans[qi].shard || !(q.limit > 0)) return null;
+      let key = keyOf.get(q.vector);
+      if (key === undefined) {
+        let n2 = 0;
+        for (let i = 0; i < q.vector.length; i++) n2 += q.vector[i] * q.vector[i];
+        // Content, not identity: callers may embed the same text twice.
+        key = n2 > 0 ? vecBlob(q.vector).toString('base64') : null;
+        keyOf.set(q.vector, key);
+      }
+      return key;
+    });
+    // Identical searches in one batch (gather's per-bucket peer scans are) run once.
+    const firstOf = new Map<string, number>();
+    const same = queries.map((q, qi) => {
+      const sig = JSON.stringify([q.visibility, q.targets, q.filter, q.limit, q.levels ?? [], q.asOf ?? null, q.scoreThreshold ?? null, q.text, denseKey[qi], !!q.vector]);
+      const first = firstOf.get(sig);
+      if (first !== undefined) return first;
+      firstOf.set(sig, qi);
+      return qi;
+    });
+    const need = new Map<string, Map<Shard, { q: Float32Array; ranges: SlotRange[]; tail: boolean }>>();
     queries.forEach((q, qi) => {
-      const { shard, roots, pred } = plans[qi];
+      const key = denseKey[qi];
+      if (key === null) return;
+      const { ranges, tail } = plans[qi];
+      const shard = plans[qi].shard as Shard;
+      const byShard = need.get(key) ?? new Map<Shard, { q: Float32Array; ranges: SlotRange[]; tail: boolean }>();
+      need.set(key, byShard);
+      const cur = byShard.get(shard) ?? { q: q.vector as Float32Array, ranges: [], tail: false };
+      byShard.set(shard, cur);
+      cur.ranges.push(...ranges);
+      cur.tail ||= tail.length > 0;
+    });
+    const dense = new Map<string, Map<Shard, Float32Array>>();
+    for (const [key, byShard] of need) {
+      const out = new Map<Shard, Float32Array>();
+      dense.set(key, out);
+      for (const [shard, { q, ranges, tail }] of byShard) {
+        let n2 = 0;
+        for (let i = 0; i < q.length; i++) n2 += q[i] * q[i];
+        const inv = 1 / Math.sqrt(n2);
+        const scores = new Float32Array(shard.size);
+        const norms = shard.invNorm;
+        for (const [lo, hi] of mergeRanges(tail ? [...ranges, [shard.sortedUpTo, shard.size]] : ranges)) {
+          shard.vectors.dots(q, lo, hi, scores);
+          for (let i = lo; i < hi; i++) scores[i] *= inv * norms[i];
+        }
+        out.set(shard, scores);
+      }
+    }
+
+    queries.forEach((q, qi) => {
+      if (same[qi] !== qi) {
+        picked.push(picked[same[qi]]);
+        return;
+      }
+      const { shard, roots, pred, ranges, tail } = plans[qi];
       const limit = Math.floor(q.limit);
       if (!shard || !(limit > 0)) {
         picked.push({ slots: [], scores: [], shard });
@@ -592,70 +712,38 @@ export class EmbeddedVectorIndex implements VectorIndex {
       }
       const legK = Math.max(this.tuning.legMin, limit * this.tuning.legFactor);
 
-      // Dense leg: exact cosine over the rows in scope, memoised per (vector, shard).
-      let cos: ((slot: number) => number) | null = null;
+      const key = denseKey[qi];
+      const cosines = key === null ? null : ((dense.get(key) as Map<Shard, Float32Array>).get(shard) as Float32Array);
       let denseList: number[] = [];
-      if (q.vector) {
-        let n2 = 0;
-        for (let i = 0; i < q.vector.length; i++) n2 += q.vector[i] * q.vector[i];
-        if (n2 > 0) {
-          const key = vecBlob(q.vector).toString('base64');
-          let m = denseMemo.get(key);
-          if (!m) {
-            m = { q: q.vector, inv: 1 / Math.sqrt(n2), scores: new Map() };
-            denseMemo.set(key, m);
+      if (cosines) {
+        const top = new TopK(legK);
+        const live = shard.live;
+        for (const [lo, hi] of ranges) {
+          for (let s = lo; s < hi; s++) {
+            const c = cosines[s];
+            // The floor test first: most rows lose on score before the filter is evaluated.
+            if (c > top.floor && live[s] && pred(s)) top.push(s, c);
           }
-          let memo = m.scores.get(shard);
-          if (!memo) {
-            memo = new Float32Array(shard.size).fill(NaN);
-            m.scores.set(shard, memo);
-          }
-          const mm = m;
-          const mem = memo;
-          cos = (slot: number): number => {
-            let v = mem[slot];
-            if (Number.isNaN(v)) {
-              v = shard.dot(slot, mm.q) * mm.inv * shard.invNorm[slot];
-              mem[slot] = v;
-            }
-            return v;
-          };
-          const top = new TopK(legK);
-          const f = cos;
-          shard.forEachUnder(roots, (slot) => {
-            if (!pred(shard, slot)) return;
-            top.push(slot, f(slot));
-          });
-          denseList = top.sorted();
         }
+        for (const s of tail) if (pred(s)) top.push(s, cosines[s]);
+        denseList = top.sorted();
       }
+      const cos = cosines ? (slot: number): number => cosines[slot] : null;
 
       // Lexical leg: BM25 rows of the account, filtered to this search's scope.
       let lexList: number[] = [];
       let lex: LexResult | null = null;
       if (q.text && q.text.trim() !== '') {
         const key = q.visibility.account + '\u0000' + q.text;
-        lex = lexMemo.get(key) ?? this.lexical(q.text, q.visibility.account, multiAccount, false);
+        lex = lexMemo.get(key) ?? this.lexical(q.text, shard, multiAccount);
         lexMemo.set(key, lex);
-        const take = (res: LexResult): number[] => {
-          const out: number[] = [];
-          for (const id of res.ids) {
-            const w = this.cache.where.get(id);
-            if (!w || w.shard !== shard) continue;
-            const u = shard.uri[w.slot];
-            if (!roots.some((r) => isUnderPrefix(u, r))) continue;
-            if (!pred(shard, w.slot)) continue;
-            out.push(w.slot);
-            if (out.length >= legK) break;
-          }
-          return out;
-        };
-        lexList = take(lex);
-        if (lexList.length < legK && lex.truncated) {
-          // A narrow scope found too few rows among the shared top rows: rerun unbounded.
-          lex = this.lexical(q.text, q.visibility.account, multiAccount, true);
-          lexMemo.set(key, lex);
-          lexList = take(lex);
+        const tailSet = tail.length > 0 ? new Set(tail) : null;
+        const sorted = shard.sortedUpTo;
+        for (const slot of lex.slots) {
+          const inScope = slot < sorted ? ranges.some(([lo, hi]) => slot >= lo && slot < hi) : tailSet !== null && tailSet.has(slot);
+          if (!inScope || !pred(slot)) continue;
+          lexList.push(slot);
+          if (lexList.length >= legK) break;
         }
       }
 

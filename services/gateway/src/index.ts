@@ -1,1 +1,14 @@
-export {};
+/**
+ * @ctxmesh/gateway: the REST face of the mesh (OpenViking dialect): auth and identity,
+ * validation and envelopes, search/content/session routes over gRPC and the event bus.
+ */
+export { buildApp, type GatewayDeps } from './http/app';
+export { renderError, renderCtxError, GatewayError, type HttpError } from './http/errors';
+export { loadGatewayConfig, parseApiKeys, type GatewayConfig, type DeadlineConfig } from './config';
+export { orchestratorClient, type OrchestratorClient } from './clients/orchestrator';
+export { sessionsClient, type SessionsClient } from './clients/sessions';
+export { startGateway, type StartGatewayOptions, type RunningGateway } from './start';
+export { main } from './main';
+export { INGEST_WRITE_SUBJECT } from './mapping/content';
+export type { ReadinessCheck } from './routes/ops';
+export { packageVersion } from './version';

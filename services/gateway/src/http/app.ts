@@ -1,0 +1,115 @@
+/**
+ * buildApp(deps): the gateway's Fastify instance, not listening. Every response carries
+ * `X-Request-ID` and `X-Process-Time`; `/api/**` routes authenticate first; every failure
+ * is rendered by `renderError` into the contract's envelopes.
+ */
+import type { EventBus } from '@ctxmesh/stores';
+import { httpDuration } from '@ctxmesh/telemetry';
+import { fastify, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { OrchestratorClient } from '../clients/orchestrator';
+import type { SessionsClient } from '../clients/sessions';
+import type { DeadlineConfig } from '../config';
+import { DomainError, invalidJsonBody, requestIdFrom, resolveIdentity, type AuthConfig, type HeaderBag } from '../domain';
+import { workspaceOf } from '../mapping/content';
+import { contentRoutes } from '../routes/content';
+import { opsRoutes, type ReadinessCheck } from '../routes/ops';
+import { searchRoutes } from '../routes/search';
+import { sessionRoutes } from '../routes/sessions';
+import { disposeRequestState, elapsedMs, initRequestState } from './context';
+import { renderError } from './errors';
+import { JsonBodyError, parseBody } from './json';
+
+/** Everything the gateway talks to, injected (no env, no listening here). */
+export interface GatewayDeps {
+  /** Root logger; Fastify logs requests through it. */
+  log: Logger;
+  /** Authentication mode. */
+  auth: AuthConfig;
+  /** Request budgets. */
+  deadlines: DeadlineConfig;
+  /** Orchestrator client (search, context, reads, existence checks). */
+  orchestrator: OrchestratorClient;
+  /** Sessions client (message capture). */
+  sessions: SessionsClient;
+  /** Event bus that carries writes to the indexer. */
+  bus: EventBus;
+  /** Probes behind `GET /ready`. @default [] */
+  readiness?: ReadinessCheck[];
+  /** Reported by `GET /health`. @default "0.0.0" */
+  version?: string;
+  /** Largest request body, bytes. @default 16 MiB */
+  bodyLimitBytes?: number;
+  /** Clock in ms (relative `since`/`until`, `published_at_ms`). @default Date.now */
+  now?: () => number;
+  /** Write-id factory. @default crypto.randomUUID */
+  newWriteId?: () => string;
+}
+
+/** `X-Process-Time` as Python's `str(float)` would write the seconds. */
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return Number.isInteger(s) ? `${s}.0` : String(s);
+}
+
+/** Build the app. Call `ready()`/`listen()` (or `inject()`) on the result. */
+export function buildApp(deps: GatewayDeps): FastifyInstance {
+  const app = fastify({
+    loggerInstance: deps.log,
+    requestIdHeader: false,
+    // The contract's echo rule (§1.1) is the request id of logs, traces and downstream calls.
+    genReqId: (req) => requestIdFrom(req.headers as HeaderBag),
+    requestIdLogLabel: 'request_id',
+    bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+
+  app.decorateRequest('gw', null as never);
+  app.addHook('onRequest', async (request, reply) => initRequestState(request, reply));
+  app.addHook('onSend', async (request, reply, payload) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-process-time', seconds(elapsedMs(request)));
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    httpDuration.labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode)).observe(elapsedMs(request) / 1000);
+    disposeRequestState(request);
+  });
+
+  // One parser for every content type, so FastAPI's rules apply: no content type or a JSON
+  // type is parsed as JSON (a malformed body is the §1.7 json_invalid 400); anything else is
+  // handed to validation as text, which then fails as "not an object".
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    try {
+      done(null, parseBody(body as string, req.headers['content-type']));
+    } catch (e) {
+      done(e instanceof JsonBodyError ? invalidJsonBody(e.position) : (e as Error), undefined);
+    }
+  });
+
+  app.setErrorHandler(async (err, request, reply) => {
+    const r = renderError(err, request.id);
+    if (r.fault) request.log.error({ err }, 'request failed');
+    else request.log.info({ status: r.status, code: r.body.error.code }, 'request rejected');
+    return reply.code(r.status).type('application/json').send(r.body);
+  });
+  app.setNotFoundHandler(async (request, reply) => {
+    const e = new DomainError('NOT_FOUND', `Route not found: ${request.method} ${request.url.split('?')[0]}`);
+    return reply.code(404).send(e.toEnvelope());
+  });
+
+  opsRoutes(app, { version: deps.version ?? '0.0.0', readiness: deps.readiness ?? [] });
+  void app.register(async (api) => {
+    // Auth after the body is read, as FastAPI resolves it: malformed JSON is a 400 even
+    // unauthenticated; field validation comes after the 401.
+    api.addHook('preValidation', async (request) => {
+      const identity = resolveIdentity(request.headers as HeaderBag, deps.auth, () => request.id);
+      request.gw.caller = { ...identity, workspace: workspaceOf(request.headers as HeaderBag) };
+    });
+    searchRoutes(api, deps);
+    contentRoutes(api, deps);
+    sessionRoutes(api, deps);
+  });
+  return app;
+}

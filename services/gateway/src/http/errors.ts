@@ -1,0 +1,98 @@
+/**
+ * The one place the gateway turns a failure into an HTTP status and an error envelope:
+ * validation errors (context-contract §1.7 variant 1), domain errors (variant 2), and
+ * failures of the mesh (a gRPC code from a downstream, the event bus, the request budget),
+ * which use the variant-2 shape with `code` = the gRPC code name and `details` =
+ * `{reason, domain, request_id, …}` (STYLE B6).
+ */
+import { Code, codeName, CtxError, httpStatusOf as grpcHttpStatus } from '@ctxmesh/rpc';
+import { AwaitDoneAbortedError } from '@ctxmesh/stores';
+import { DomainError, RequestValidationError, toDomainError, type DomainEnvelope, type ValidationEnvelope } from '../domain';
+
+/**
+ * A failure the gateway itself raises outside the contract's code table (409 on `create`,
+ * 503 when the event bus refuses a write, 504 while a write is still queued, …). Rendered
+ * like a domain error; `status` is explicit.
+ */
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+  constructor(
+    /** HTTP status. */
+    readonly status: number,
+    /** `error.code`: a gRPC code name such as `ALREADY_EXISTS`, or a contract code. */
+    readonly code: string,
+    message: string,
+    /** `error.details`. */
+    readonly details: Record<string, unknown> = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A rendered error. */
+export interface HttpError {
+  /** HTTP status. */
+  status: number;
+  /** Response body. */
+  body: ValidationEnvelope | DomainEnvelope;
+  /** True when the cause must be logged as a server fault (5xx other than 503/504). */
+  fault: boolean;
+}
+
+function envelope(code: string, message: string, details: Record<string, unknown>): DomainEnvelope {
+  return { status: 'error', result: null, error: { code, message, details }, telemetry: null, profile: null };
+}
+
+/**
+ * A downstream gRPC failure as the contract's envelope. INVALID_ARGUMENT is the caller's
+ * input (gathering's "Search query or image_url must not be empty."), so it is rendered
+ * exactly like the domain error the reference server raises (`details: {}`), or as
+ * `INVALID_URI` with `{uri, reason}` when the downstream said so.
+ */
+export function renderCtxError(e: CtxError, requestId: string): HttpError {
+  if (e.code === Code.INVALID_ARGUMENT) {
+    if (e.reason === 'INVALID_URI' && e.metadata.uri !== undefined) {
+      return { status: 400, body: envelope('INVALID_URI', e.message, { uri: e.metadata.uri, reason: e.metadata.reason ?? '' }), fault: false };
+    }
+    return { status: 400, body: envelope('INVALID_ARGUMENT', e.message, {}), fault: false };
+  }
+  const status = grpcHttpStatus(e.code);
+  const details: Record<string, unknown> = { reason: e.reason, domain: e.domain || 'gateway', request_id: requestId };
+  if (Object.keys(e.metadata).length > 0) details.metadata = { ...e.metadata };
+  // Internal causes stay in the logs (connect-es `cause`); the caller gets the code only.
+  const message = e.code === Code.INTERNAL || e.code === Code.UNKNOWN ? 'internal error' : e.message;
+  return { status, body: envelope(codeName(e.code), message, details), fault: status >= 500 && status !== 503 && status !== 504 };
+}
+
+interface FastifyLikeError {
+  statusCode?: unknown;
+  code?: unknown;
+  message?: unknown;
+}
+
+/**
+ * Render anything a route or hook threw.
+ * @param requestId the response's `X-Request-ID`
+ */
+export function renderError(err: unknown, requestId: string): HttpError {
+  if (err instanceof RequestValidationError) return { status: 400, body: err.toEnvelope(), fault: false };
+  const domain = toDomainError(err);
+  if (domain instanceof DomainError) return { status: domain.status, body: domain.toEnvelope(), fault: domain.status >= 500 };
+  if (err instanceof GatewayError) {
+    return { status: err.status, body: envelope(err.code, err.message, { ...err.details }), fault: err.status >= 500 && err.status !== 503 && err.status !== 504 };
+  }
+  if (err instanceof CtxError) return renderCtxError(err, requestId);
+  if (err instanceof AwaitDoneAbortedError && err.cause instanceof CtxError) return renderCtxError(err.cause, requestId);
+  // Fastify's own 4xx (body too large, bad media type…) keep their status.
+  const f = err as FastifyLikeError | null;
+  if (f && typeof f.statusCode === 'number' && f.statusCode >= 400 && f.statusCode < 500) {
+    const code = f.statusCode === 413 ? 'RESOURCE_EXHAUSTED' : 'INVALID_ARGUMENT';
+    return {
+      status: f.statusCode,
+      body: envelope(code, typeof f.message === 'string' ? f.message : 'bad request', { reason: typeof f.code === 'string' ? f.code : 'BAD_REQUEST', domain: 'gateway', request_id: requestId }),
+      fault: false,
+    };
+  }
+  return { status: 500, body: envelope('INTERNAL', 'internal error', { reason: 'INTERNAL', domain: 'gateway', request_id: requestId }), fault: true };
+}

@@ -1,0 +1,246 @@
+/**
+ * Content routes, pure parts: validation of `POST /api/v1/content/write` bodies and of the
+ * `uri` query parameter, the `indexer.WriteOp` a write or delete publishes, and how an
+ * indexer done notice becomes an answer.
+ */
+import { SCHEME } from '@ctxmesh/kernel';
+import { indexer } from '@ctxmesh/proto';
+import type { DoneNotice } from '@ctxmesh/stores';
+import {
+  assertTargetsAccessible,
+  bool,
+  headerValue,
+  invalidArgument,
+  invalidUri,
+  list,
+  literal,
+  normalizeTags,
+  nullable,
+  parseTimeBound,
+  RequestValidationError,
+  resolveRequestUri,
+  str,
+  validateModel,
+  type FieldSpec,
+  type HeaderBag,
+  type Identity,
+} from '../domain';
+import { GatewayError } from '../http/errors';
+import { protoIdentity, type Caller } from './search';
+
+/** Subject every write and delete is published on (the indexer consumes it). */
+export const INGEST_WRITE_SUBJECT = 'ctxmesh.ingest.write';
+
+/** Write modes of the REST body. */
+export type WriteModeName = 'replace' | 'append' | 'create';
+
+/** `POST /api/v1/content/write` fields in declaration order (unknown fields are a 400). */
+export const WRITE_FIELDS: readonly FieldSpec[] = [
+  { name: 'uri', type: str, required: true },
+  { name: 'content', type: str, required: true },
+  { name: 'mode', type: literal('replace', 'append', 'create') },
+  { name: 'wait', type: bool },
+  { name: 'valid_from', type: nullable(str) },
+  { name: 'valid_to', type: nullable(str) },
+  { name: 'tags', type: nullable(list(str)) },
+  { name: 'workspace', type: nullable(str) },
+];
+
+/** A validated write. */
+export interface WriteParams {
+  /** Node URI, validated and `~`-expanded. */
+  uri: string;
+  content: string;
+  /** @default "replace" */
+  mode: WriteModeName;
+  /** Answer only once the new version is searchable. @default false */
+  wait: boolean;
+  /** Valid-time start as `YYYY-MM-DDTHH:MM:SS.mmmZ`, "" = open. */
+  validFrom: string;
+  /** Valid-time end (exclusive) as `YYYY-MM-DDTHH:MM:SS.mmmZ`, "" = open. */
+  validTo: string;
+  /** Normalised `k=v` tags. */
+  tags: string[];
+  /** Workspace from the body, or null (then the `X-Workspace` header applies). */
+  workspace: string | null;
+}
+
+const WORKSPACE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * The workspace of a request: the body's `workspace` (writes), else the `X-Workspace` header,
+ * else "" (the caller's default workspace, resolved downstream).
+ * @throws DomainError INVALID_ARGUMENT for a value that is not a slug (`[A-Za-z0-9][A-Za-z0-9._-]{0,63}`)
+ */
+export function workspaceOf(headers: HeaderBag, fromBody: string | null = null): string {
+  const raw = fromBody !== null && fromBody.trim() !== '' ? fromBody.trim() : headerValue(headers, 'x-workspace');
+  if (raw === null) return '';
+  if (!WORKSPACE.test(raw)) throw invalidArgument(`Invalid workspace '${raw}': use letters, digits, '.', '_' and '-' (at most 64 characters)`);
+  return raw;
+}
+
+/**
+ * A URI a write or delete may address: valid, `~`-expanded, below a scope root (never
+ * `viking://`, `viking://resources` or a user root itself) and, for an ordinary user, not in
+ * another user's space.
+ * @throws DomainError INVALID_URI or PERMISSION_DENIED
+ */
+export function writableUri(raw: string, identity: Pick<Identity, 'userId' | 'role'>): string {
+  const uri = resolveRequestUri(raw, identity.userId);
+  const segs = uri === SCHEME ? [] : uri.slice(SCHEME.length).split('/');
+  const minDepth = segs[0] === 'user' ? 3 : 2;
+  if (segs.length < minDepth) throw invalidUri(raw.trim(), 'a write must address a node below a scope root');
+  assertTargetsAccessible([uri], identity);
+  // Sidecars are derived by the indexer from their directory; writing one would fork them.
+  if (uri.endsWith('/.abstract.md') || uri.endsWith('/.overview.md')) {
+    throw invalidUri(raw.trim(), 'directory sidecars (.abstract.md, .overview.md) are derived, not written');
+  }
+  return uri;
+}
+
+const RELATIVE = /^\d+[smhdw]$/;
+
+/**
+ * `valid_from` / `valid_to`: an ISO-8601 date (start of that day, UTC) or date-time.
+ * @returns `YYYY-MM-DDTHH:MM:SS.mmmZ`, or "" when absent/blank
+ * @throws DomainError INVALID_ARGUMENT
+ */
+export function parseValidTime(value: string | null | undefined, field: 'valid_from' | 'valid_to'): string {
+  if (value === null || value === undefined || value.trim() === '') return '';
+  const bad = () => invalidArgument(`Invalid ${field} value '${value}': use an ISO-8601 date (YYYY-MM-DD) or timestamp`);
+  if (RELATIVE.test(value.trim())) throw bad();
+  try {
+    // 'since' = start of a date-only day: validity intervals are half-open [from, to).
+    return new Date(parseTimeBound(value, 'since', 0) as number).toISOString();
+  } catch {
+    throw bad();
+  }
+}
+
+/**
+ * Validate a write body.
+ * @throws RequestValidationError (400, §1.7 variant 1) or DomainError (INVALID_URI,
+ *   PERMISSION_DENIED, INVALID_ARGUMENT for times and tags)
+ */
+export function validateWriteBody(body: unknown, identity: Pick<Identity, 'userId' | 'role'>): WriteParams {
+  const r = validateModel(body, WRITE_FIELDS);
+  if (!r.ok) throw new RequestValidationError(r.issues);
+  const v = r.model.values;
+  const uri = writableUri(v.uri as string, identity);
+  const validFrom = parseValidTime(v.valid_from as string | null | undefined, 'valid_from');
+  const validTo = parseValidTime(v.valid_to as string | null | undefined, 'valid_to');
+  if (validFrom !== '' && validTo !== '' && validFrom >= validTo) throw invalidArgument('valid_from must be earlier than valid_to');
+  return {
+    uri,
+    content: v.content as string,
+    mode: (v.mode as WriteModeName | undefined) ?? 'replace',
+    wait: (v.wait as boolean | undefined) ?? false,
+    validFrom,
+    validTo,
+    tags: normalizeTags(v.tags as string[] | null | undefined),
+    workspace: (v.workspace as string | null | undefined) ?? null,
+  };
+}
+
+/**
+ * A required query parameter (FastAPI: missing → 400 `["query", name]` "Field required";
+ * repeated → the last value).
+ * @throws RequestValidationError
+ */
+export function requiredQuery(query: unknown, name: string): string {
+  const q = (query ?? {}) as Record<string, string | string[] | undefined>;
+  const v = q[name];
+  const value = Array.isArray(v) ? v[v.length - 1] : v;
+  if (value === undefined) throw new RequestValidationError([{ loc: ['query', name], msg: 'Field required', type: 'missing' }]);
+  return value;
+}
+
+/**
+ * An optional boolean query parameter, lax like pydantic (`true/1/yes/on`, `false/0/no/off`).
+ * @throws RequestValidationError for anything else
+ */
+export function boolQuery(query: unknown, name: string, fallback: boolean): boolean {
+  const q = (query ?? {}) as Record<string, string | string[] | undefined>;
+  const v = q[name];
+  const value = Array.isArray(v) ? v[v.length - 1] : v;
+  if (value === undefined) return fallback;
+  const r = bool.check(value, ['query', name], false);
+  if (!r.ok) throw new RequestValidationError(r.issues);
+  return r.value;
+}
+
+const MODE: Readonly<Record<WriteModeName, indexer.WriteMode>> = {
+  replace: indexer.WriteMode.WRITE_MODE_REPLACE,
+  append: indexer.WriteMode.WRITE_MODE_APPEND,
+  create: indexer.WriteMode.WRITE_MODE_CREATE,
+};
+
+/** The `WriteOp` a write publishes. */
+export function writeOp(p: WriteParams, caller: Caller, writeId: string, nowMs: number): indexer.WriteOp {
+  return {
+    writeId,
+    identity: protoIdentity(caller),
+    uri: p.uri,
+    content: p.content,
+    mode: MODE[p.mode],
+    validFrom: p.validFrom,
+    validTo: p.validTo,
+    tags: [...p.tags],
+    publishedAtMs: nowMs,
+    subject: '',
+  };
+}
+
+/** The `WriteOp` a delete publishes (mode DELETE; a directory loses its subtree). */
+export function deleteOp(uri: string, caller: Caller, writeId: string, nowMs: number): indexer.WriteOp {
+  return {
+    writeId,
+    identity: protoIdentity(caller),
+    uri,
+    content: '',
+    mode: indexer.WriteMode.WRITE_MODE_DELETE,
+    validFrom: '',
+    validTo: '',
+    tags: [],
+    publishedAtMs: nowMs,
+    subject: '',
+  };
+}
+
+/** `result` of a write or delete. */
+export interface WriteResultJson {
+  uri: string;
+  write_id: string;
+  /** `queued` (not awaited) or `applied`. */
+  status: 'queued' | 'applied';
+  /** Only when applied. */
+  content_hash?: string;
+}
+
+/** Reasons an indexer may fail a write with, and how each is answered. */
+const FAILURES: Readonly<Record<string, readonly [number, string]>> = {
+  ALREADY_EXISTS: [409, 'ALREADY_EXISTS'],
+  INVALID_URI: [400, 'INVALID_URI'],
+  INVALID_ARGUMENT: [400, 'INVALID_ARGUMENT'],
+  INVALID_CONTENT: [400, 'INVALID_ARGUMENT'],
+  NOT_FOUND: [404, 'NOT_FOUND'],
+  PERMISSION_DENIED: [403, 'PERMISSION_DENIED'],
+  FAILED_PRECONDITION: [412, 'FAILED_PRECONDITION'],
+  RESOURCE_EXHAUSTED: [429, 'RESOURCE_EXHAUSTED'],
+  TOO_LARGE: [413, 'RESOURCE_EXHAUSTED'],
+  UNAVAILABLE: [503, 'UNAVAILABLE'],
+  DEADLINE_EXCEEDED: [504, 'DEADLINE_EXCEEDED'],
+};
+
+/**
+ * A done notice as the write's answer: applied → the result; failed → a {@link GatewayError}
+ * whose status follows the notice's reason (ALREADY_EXISTS → 409, INVALID_URI → 400,
+ * NOT_FOUND → 404, …; an unknown reason → 500 INTERNAL with the indexer's message).
+ */
+export function writeOutcome(notice: DoneNotice, uri: string, requestId: string): WriteResultJson | GatewayError {
+  if (notice.status === 'applied') return { uri, write_id: notice.id, status: 'applied', content_hash: notice.contentHash ?? '' };
+  const reason = notice.reason ?? 'INTERNAL';
+  const [status, code] = FAILURES[reason] ?? [500, 'INTERNAL'];
+  const message = notice.message || (reason === 'ALREADY_EXISTS' ? `URI already exists: ${uri}` : `write ${notice.id} failed (${reason})`);
+  return new GatewayError(status, code, message, { reason, domain: 'indexer', uri, write_id: notice.id, request_id: requestId });
+}

@@ -1,0 +1,85 @@
+/**
+ * Session capture (plugin-client: the capture hooks), pure parts: the session id in the path
+ * and the message bodies of `POST /api/v1/sessions/{id}/messages` and `/messages/batch`.
+ */
+import type { sessions } from '@ctxmesh/proto';
+import { any as anyValue, invalidArgument, isPlainObject, literal, list, RequestValidationError, str, validateModel, type FieldSpec, type ValidationIssue } from '../domain';
+
+/** Messages one batch may carry. */
+export const MAX_BATCH_MESSAGES = 1000;
+
+const SESSION_ID = /^[A-Za-z0-9_.@:-]{1,256}$/;
+
+/**
+ * A session id from the path: 1..256 of `[A-Za-z0-9_.@:-]`, not `.` or `..` (the plugins send
+ * `cc-<uuid>`; the id ends up in `viking://user/{u}/sessions/{id}`).
+ * @throws DomainError INVALID_ARGUMENT
+ */
+export function sessionIdOf(raw: string): string {
+  if (!SESSION_ID.test(raw) || raw === '.' || raw === '..') {
+    throw invalidArgument(`Invalid session id '${raw}': use 1 to 256 letters, digits, '_', '.', '@', ':' or '-'`);
+  }
+  return raw;
+}
+
+const MESSAGE_FIELDS: readonly FieldSpec[] = [
+  { name: 'role', type: literal('user', 'assistant'), required: true },
+  { name: 'content', type: str, required: true },
+];
+
+/**
+ * Only the declared keys: capture hooks may send more (ids, timestamps, parts), which the
+ * reference's models ignore rather than reject.
+ */
+function known(body: unknown, names: readonly string[]): unknown {
+  if (!isPlainObject(body)) return body;
+  return Object.fromEntries(Object.entries(body).filter(([k]) => names.includes(k)));
+}
+
+function message(body: unknown, loc: Array<string | number>, issues: ValidationIssue[]): sessions.CapturedMessage | null {
+  const r = validateModel(known(body, ['role', 'content']), MESSAGE_FIELDS, loc);
+  if (!r.ok) {
+    issues.push(...r.issues);
+    return null;
+  }
+  const content = r.model.values.content as string;
+  if (content.trim() === '') {
+    issues.push({ loc: [...loc, 'content'], msg: 'Value error, content must not be empty', type: 'value_error' });
+    return null;
+  }
+  return { role: r.model.values.role as string, content };
+}
+
+/**
+ * `{role, content}`: role `user` | `assistant`, content a non-blank string.
+ * @throws RequestValidationError
+ */
+export function validateMessageBody(body: unknown): sessions.CapturedMessage {
+  const issues: ValidationIssue[] = [];
+  const m = message(body, ['body'], issues);
+  if (!m) throw new RequestValidationError(issues);
+  return m;
+}
+
+/**
+ * `{messages: [{role, content}, …]}` with 1..{@link MAX_BATCH_MESSAGES} items; every bad item
+ * is reported at `["body","messages",i,…]`.
+ * @throws RequestValidationError
+ */
+export function validateBatchBody(body: unknown): sessions.CapturedMessage[] {
+  const r = validateModel(known(body, ['messages']), [{ name: 'messages', type: list(anyValue), required: true }]);
+  if (!r.ok) throw new RequestValidationError(r.issues);
+  const items = r.model.values.messages as unknown[];
+  if (items.length === 0) {
+    throw new RequestValidationError([{ loc: ['body', 'messages'], msg: 'List should have at least 1 item after validation, not 0', type: 'too_short' }]);
+  }
+  if (items.length > MAX_BATCH_MESSAGES) {
+    throw new RequestValidationError([
+      { loc: ['body', 'messages'], msg: `List should have at most ${MAX_BATCH_MESSAGES} items after validation, not ${items.length}`, type: 'too_long' },
+    ]);
+  }
+  const issues: ValidationIssue[] = [];
+  const out = items.map((item, i) => message(item, ['body', 'messages', i], issues));
+  if (issues.length > 0) throw new RequestValidationError(issues);
+  return out as sessions.CapturedMessage[];
+}

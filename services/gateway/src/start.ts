@@ -1,0 +1,93 @@
+/** Start the gateway on a port (used by main.ts and by the all-in-one launcher). */
+import { checkHealth } from '@ctxmesh/rpc';
+import type { EventBus } from '@ctxmesh/stores';
+import type { Logger } from 'pino';
+import { orchestratorClient } from './clients/orchestrator';
+import { sessionsClient } from './clients/sessions';
+import type { DeadlineConfig } from './config';
+import type { AuthConfig } from './domain';
+import { buildApp } from './http/app';
+import { packageVersion } from './version';
+
+/** Start options. */
+export interface StartGatewayOptions {
+  /** HTTP port (0 = any free port). */
+  port: number;
+  /** Bind host. @default 127.0.0.1 */
+  host?: string;
+  log: Logger;
+  /** Orchestrator `host:port`. */
+  orchestratorAddr: string;
+  /** Sessions service `host:port`. */
+  sessionsAddr: string;
+  /** Event bus shared with the indexer; owned by the caller (not closed by `stop`). */
+  bus: EventBus;
+  /** @default { mode: "dev" } */
+  auth?: AuthConfig;
+  /** @default { defaultMs: 60000, maxMs: 120000 } */
+  deadlines?: DeadlineConfig;
+  /** @default 16 MiB */
+  bodyLimitBytes?: number;
+  /** Timeout of each readiness probe, ms. @default 1000 */
+  readyProbeMs?: number;
+}
+
+/** A running gateway. */
+export interface RunningGateway {
+  /** `http://host:port`. */
+  url: string;
+  /** Bound port. */
+  port: number;
+  /** Stop accepting, finish in-flight requests, close the gRPC channels. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Listen. `/ready` is 200 while the orchestrator is SERVING and the bus answers; the sessions
+ * service is reported but not required (only message capture needs it).
+ */
+export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
+  const log = opts.log.child({ service: 'gateway' });
+  const orchestrator = orchestratorClient(opts.orchestratorAddr);
+  const sessions = sessionsClient(opts.sessionsAddr);
+  const probeMs = opts.readyProbeMs ?? 1000;
+  const app = buildApp({
+    log,
+    auth: opts.auth ?? { mode: 'dev' },
+    deadlines: opts.deadlines ?? { defaultMs: 60_000, maxMs: 120_000 },
+    orchestrator,
+    sessions,
+    bus: opts.bus,
+    bodyLimitBytes: opts.bodyLimitBytes,
+    version: packageVersion(),
+    readiness: [
+      { name: 'orchestrator', critical: true, check: () => checkHealth(opts.orchestratorAddr, '', probeMs) },
+      { name: 'sessions', critical: false, check: () => checkHealth(opts.sessionsAddr, '', probeMs) },
+      { name: 'event_bus', critical: true, check: () => opts.bus.ping() },
+    ],
+  });
+  const host = opts.host ?? '127.0.0.1';
+  try {
+    await app.listen({ port: opts.port, host });
+  } catch (err) {
+    orchestrator.close();
+    sessions.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  log.info({ port, auth: opts.auth?.mode ?? 'dev' }, 'listening');
+  let stopping: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    stop: () =>
+      (stopping ??= (async () => {
+        await app.close();
+        orchestrator.close();
+        sessions.close();
+        log.info('stopped');
+      })()),
+  };
+}

@@ -4,12 +4,18 @@
  * Qdrant cannot run on our machines. What is proved here without one: the adapter, through the
  * real `@qdrant/js-client-rest` client and real HTTP, sends exactly the requests its typed
  * builders produce (paths, methods, query strings, JSON bodies) and turns canned Qdrant answers
- * into the port's results. The adapter-neutral VectorIndex contract suite runs against a real
- * Qdrant only when QDRANT_URL is set (see the bottom of this file).
+ * into the port's results; and the adapter-neutral VectorIndex contract suite passes against an
+ * in-memory model of Qdrant's documented semantics (`qdrant-model.ts`), which checks how the
+ * adapter composes its requests. Only with QDRANT_URL set does the same contract suite run
+ * against a real Qdrant (bottom of this file) — the one check of Qdrant's actual behaviour.
  */
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { QdrantClient } from '@qdrant/js-client-rest';
+import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { describeVectorIndexContract, makeRecord } from '../src/contract/vector-index.contract';
 import { IndexDimensionMismatchError, InvalidRecordError } from '../src/embedded/vector-index';
 import { UnsupportedFilterError } from '../src/embedded/filter';
 import type { SearchQuery } from '../src/ports/vector-index';
@@ -20,6 +26,7 @@ import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vect
 import { createCollectionBody, payloadIndexBodies, P } from '../src/qdrant/schema';
 import { batchBody, planSearch, vectorsByIdBody } from '../src/qdrant/search';
 import { commitBody, currentVersionBody, deleteBody, deleteCountBody, stageBodies } from '../src/qdrant/writes';
+import { ModelError, QdrantModel } from './qdrant-model';
 
 const QDRANT_URL = process.env.QDRANT_URL;
 const COLLECTION = 'ctxmesh_test';
@@ -44,6 +51,9 @@ class FakeQdrant {
   private readonly routes = new Map<string, Handler[]>();
   private server: Server | null = null;
   url = '';
+
+  /** @param fallback answers requests no canned reply matches (e.g. a {@link QdrantModel}) */
+  constructor(private readonly fallback: Handler | null = null) {}
 
   /** Queue a reply for `METHOD /path` (used once; the last one queued repeats). */
   on(method: string, path: string, handler: Handler | Reply): this {
@@ -85,16 +95,36 @@ class FakeQdrant {
     };
     this.seen.push(seen);
     const list = this.routes.get(`${seen.method} ${seen.path}`);
+    if ((!list || list.length === 0) && this.fallback) {
+      const reply = this.fallback(seen);
+      this.send(res, reply);
+      return;
+    }
     if (!list || list.length === 0) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ status: { error: `no fake route for ${seen.method} ${seen.path}` }, time: 0 }));
       return;
     }
-    const reply = (list.length > 1 ? list.shift()! : list[0]!)(seen);
+    this.send(res, (list.length > 1 ? list.shift()! : list[0]!)(seen));
+  }
+
+  private send(res: ServerResponse, reply: Reply): void {
     const status = reply.status ?? 200;
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(status < 300 ? { result: reply.result, status: 'ok', time: 0.001 } : { status: { error: String(reply.result) }, time: 0 }));
   }
+}
+
+/** Route a request to the model, turning its errors into Qdrant-style error answers. */
+function modelHandler(model: QdrantModel): Handler {
+  return (req) => {
+    try {
+      return { result: model.handle(req.method, req.path, req.body) };
+    } catch (e) {
+      if (e instanceof ModelError) return { status: e.status, result: e.message };
+      throw e;
+    }
+  };
 }
 
 /** JSON round trip: what a body looks like on the wire (Float32 → number, undefined dropped). */
@@ -349,3 +379,61 @@ describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL
     await expect(index.stats()).rejects.toThrow(/closed/);
   });
 });
+
+describe('QdrantVectorIndex over an in-memory model of Qdrant (offline)', () => {
+  const fake = new FakeQdrant(modelHandler(new QdrantModel()));
+  beforeAll(() => fake.start());
+  afterAll(() => fake.stop());
+  // One collection for the whole suite: every contract test writes under its own account.
+  describeVectorIndexContract('qdrant adapter ↔ Qdrant model', () => QdrantVectorIndex.open({ url: fake.url, collection: COLLECTION, dimension: 256 }));
+});
+
+describe('QdrantVectorIndex replace protocol over the Qdrant model', () => {
+  it('keeps a version that was staged but never committed invisible, and a retry commits it', async () => {
+    let commits = 0;
+    const model = modelHandler(new QdrantModel());
+    // The writer of v2 "dies" between staging and committing: the second commit batch fails.
+    const fake = new FakeQdrant((req) => (req.path.endsWith('/points/batch') && ++commits === 2 ? { status: 500, result: 'injected failure' } : model(req)));
+    await fake.start();
+    try {
+      const index = await QdrantVectorIndex.open({ url: fake.url, collection: COLLECTION, dimension: 256 });
+      const embedder = new LexicalEmbedder({ dimension: 256 });
+      const doc = 'viking://resources/protocol.md';
+      const version = (hash: string, texts: string[]) =>
+        texts.map((t, i) => makeRecord(embedder, 'acme', `${doc}#p${i}`, t, { docUri: doc, passageIndex: i, contentHash: hash }));
+      const vis = aliceVisibility();
+      const lexical = async (text: string) =>
+        (await index.search([{ visibility: vis, vector: null, text, targets: [], filter: null, limit: 10 }]))[0]!.map((h) => h.node.uri);
+
+      expect(await index.replaceDocument(doc, version('v1', ['original alpha text', 'original beta text']))).toBe(true);
+      await expect(index.replaceDocument(doc, version('v2', ['replacement gamma text']))).rejects.toThrow();
+      // The staged v2 point exists but nothing of it is readable; v1 is whole.
+      expect(await lexical('gamma')).toEqual([]);
+      expect((await index.getDocument(doc, vis)).map((r) => r.body)).toEqual(['original alpha text', 'original beta text']);
+      expect(await index.stats('acme')).toEqual({ points: 2, documents: 1 });
+
+      // The redelivered write re-stages the same ids and commits.
+      expect(await index.replaceDocument(doc, version('v2', ['replacement gamma text']))).toBe(true);
+      expect(await lexical('gamma')).toEqual([`${doc}#p0`]);
+      expect(await lexical('alpha beta')).toEqual([]);
+      expect((await index.getDocument(doc, vis)).map((r) => [r.body, r.contentHash])).toEqual([['replacement gamma text', 'v2']]);
+      expect(await index.stats('acme')).toEqual({ points: 1, documents: 1 });
+      expect(await index.replaceDocument(doc, version('v2', ['replacement gamma text']))).toBe(false);
+    } finally {
+      await fake.stop();
+    }
+  });
+});
+
+if (QDRANT_URL) {
+  describe('QdrantVectorIndex against the Qdrant at QDRANT_URL', () => {
+    // A fresh collection per run, dropped afterwards: deletes are not tenant-scoped, so leftovers
+    // of an earlier run would change the counts the suite checks.
+    const collection = `ctxmesh_contract_${randomUUID().replace(/-/g, '')}`;
+    const apiKey = process.env.QDRANT_API_KEY;
+    afterAll(async () => {
+      await new QdrantClient({ url: QDRANT_URL, apiKey, checkCompatibility: false }).deleteCollection(collection);
+    });
+    describeVectorIndexContract('qdrant (real server)', () => QdrantVectorIndex.open({ url: QDRANT_URL, apiKey, collection, dimension: 256 }));
+  });
+}

@@ -1,0 +1,89 @@
+/**
+ * Tenant scope (DESIGN §3 "Tenant isolation", context-contract §2.4): who the caller is, and
+ * the store {@link Visibility} each search runs under. Built on the server from the caller's
+ * identity only; client URIs choose *where* to search, never *who* may see what.
+ */
+import { isUnder, ownershipOf, peersRoot, type CallerRole } from '@ctxmesh/kernel';
+import type { Visibility } from '@ctxmesh/stores';
+
+/** The caller, as the gateway resolved it (already validated and trimmed). */
+export interface CallerScope {
+  /** Account (tenant); every store query is filtered by it. */
+  account: string;
+  /** User id; the user root is `viking://user/{user}`. */
+  user: string;
+  /** root (dev mode), admin or user. */
+  role: CallerRole;
+  /** Actor peer (`X-OpenViking-Actor-Peer`), or null. */
+  actorPeer: string | null;
+  /** Workspace to restrict to, or null for every workspace of the account. */
+  workspace: string | null;
+}
+
+/** A list-mode target outside the caller's reach; the gateway answers 403 `PERMISSION_DENIED`. */
+export class AccessDeniedError extends Error {
+  override readonly name = 'AccessDeniedError';
+  constructor(readonly uri: string) {
+    super(`Access denied: ${uri} is outside the caller's scope`);
+  }
+}
+
+/** True for roles that may read other users' spaces of the account when they name them. */
+export function isPrivileged(role: CallerRole): boolean {
+  return role === 'root' || role === 'admin';
+}
+
+/**
+ * Refuse explicit targets under another user's root for a non-privileged caller
+ * (context-contract §1.7: "inaccessible target → 403 PERMISSION_DENIED, message contains
+ * 'Access denied'"). Account-wide scopes (`viking://resources`, `viking://agent`), the bare
+ * `viking://user` and the caller's own space are always allowed: visibility still filters them.
+ * @throws AccessDeniedError for the first offending target
+ */
+export function checkTargetAccess(scope: CallerScope, targets: readonly string[]): void {
+  if (isPrivileged(scope.role)) return;
+  for (const t of targets) {
+    const owner = ownershipOf(t).user;
+    if (owner !== '' && owner !== scope.user) throw new AccessDeniedError(t);
+  }
+}
+
+/** How one search call is scoped. */
+export interface SearchScopeOptions {
+  /** Target URIs of the search; empty = the identity's default scope. */
+  targets: readonly string[];
+  /**
+   * Open context (context-contract §2.4 peer scans): the actor peer is cleared so every peer
+   * of the caller is visible. @default false
+   */
+  openContext?: boolean;
+}
+
+/**
+ * Visibility of one search.
+ *
+ * - account, user and workspace come from the scope;
+ * - `openContext` clears the actor peer and opens every peer of the caller (peer scans);
+ * - without an actor peer, an explicit target under the caller's own `peers/` root opens the
+ *   caller's peers too: the caller named them, and with no actor peer there is no view to keep;
+ * - root/admin see other users' spaces only through explicit targets (`allUsers` is never set
+ *   for a default-scope search, so a root's flat search stays in its own space).
+ */
+export function searchVisibility(scope: CallerScope, opts: SearchScopeOptions): Visibility {
+  const open = opts.openContext === true;
+  const peers = peersRoot(scope.user);
+  const namedPeers = scope.actorPeer === null && opts.targets.some((t) => isUnder(t, peers));
+  return {
+    account: scope.account,
+    user: scope.user,
+    actorPeer: open ? null : scope.actorPeer,
+    openPeers: open || namedPeers,
+    allUsers: isPrivileged(scope.role) && opts.targets.length > 0,
+    workspace: scope.workspace,
+  };
+}
+
+/** A stable key of a visibility (to group store calls that share one). */
+export function visibilityKey(v: Visibility): string {
+  return JSON.stringify([v.account, v.user, v.actorPeer, v.openPeers, v.allUsers, v.workspace]);
+}

@@ -1,0 +1,119 @@
+/**
+ * Node search over the VectorIndex port: embed each distinct text once, run every search of
+ * a batch in one `index.search(queries[])`, fetch the document points that passage hits
+ * need in one `get` per visibility, and collapse passages into documents.
+ */
+import type { Embedder } from '@ctxmesh/embedder';
+import type { FilterNode, NodeSummary, SearchQuery, VectorIndex, Visibility } from '@ctxmesh/stores';
+import { EmbeddingCache } from './embed-cache';
+import { collapsePassages, missingDocuments, type NodeHit } from './hits';
+import { visibilityKey } from './scope';
+
+/** One node search. */
+export interface NodeSearch {
+  /** Query text (non-blank; a blank text yields no hits without touching the store). */
+  text: string;
+  /** Who is asking (built by `searchVisibility`). */
+  visibility: Visibility;
+  /** URI prefixes; empty = the visibility's default scope. */
+  targets: string[];
+  /** Metadata filter, or null. */
+  filter: FilterNode | null;
+  /** Nodes wanted (after passage collapse); ≤ 0 yields no hits. */
+  limit: number;
+  /** Minimum calibrated score, or null. */
+  scoreThreshold: number | null;
+  /** Levels to keep; empty or absent = all. */
+  levels?: number[];
+  /** Valid-time instant in ms, or null for no validity check. */
+  asOf: number | null;
+}
+
+/**
+ * Index rows asked for `limit` nodes: passages of one document collapse into one node, so a
+ * search asks for more rows than nodes (`limit + min(2·limit, 200)`).
+ */
+export function rowsFor(limit: number): number {
+  const n = Math.max(0, Math.floor(limit));
+  return n + Math.min(2 * n, 200);
+}
+
+/** Runs batches of {@link NodeSearch}. One per service; the embedding cache is shared. */
+export class NodeSearcher {
+  constructor(
+    private readonly index: VectorIndex,
+    private readonly embedder: Embedder,
+    readonly cache: EmbeddingCache = new EmbeddingCache(),
+  ) {
+    if (embedder.dimension !== index.dimension) {
+      throw new RangeError(`embedder ${embedder.id} has dimension ${embedder.dimension}, the vector index ${index.dimension}`);
+    }
+  }
+
+  /** The embedder's id (for messages). */
+  get embedderId(): string {
+    return this.embedder.id;
+  }
+
+  /** True when the configured embedder can embed images. */
+  get supportsImages(): boolean {
+    return this.embedder.supportsImages;
+  }
+
+  /**
+   * Run searches as one batch.
+   * @param signal aborts the embedding call (the request's deadline)
+   * @returns node hits per search, best first, at most `limit` each
+   */
+  async searchMany(searches: readonly NodeSearch[], signal?: AbortSignal): Promise<NodeHit[][]> {
+    const active = searches.map((s, i) => ({ s, i })).filter(({ s }) => s.limit > 0 && s.text.trim() !== '');
+    const out: NodeHit[][] = searches.map(() => []);
+    if (active.length === 0) return out;
+
+    const vectors = await this.cache.getMany(
+      active.map(({ s }) => s.text),
+      (texts) => this.embedder.embed(texts, { signal }),
+    );
+    const queries: SearchQuery[] = active.map(({ s }, k) => ({
+      visibility: s.visibility,
+      vector: vectors[k],
+      text: s.text,
+      targets: s.targets,
+      filter: s.filter,
+      limit: rowsFor(s.limit),
+      scoreThreshold: s.scoreThreshold,
+      levels: s.levels && s.levels.length > 0 ? s.levels : undefined,
+      asOf: s.asOf,
+      withOverview: true,
+    }));
+    const results = await this.index.search(queries);
+
+    // Document points for passage hits, one `get` per distinct visibility.
+    const groups = new Map<string, { vis: Visibility; uris: Set<string>; docs: Map<string, NodeSummary> }>();
+    active.forEach(({ s }, k) => {
+      const key = visibilityKey(s.visibility);
+      let g = groups.get(key);
+      if (!g) {
+        g = { vis: s.visibility, uris: new Set(), docs: new Map() };
+        groups.set(key, g);
+      }
+      for (const d of missingDocuments(results[k] ?? [])) g.uris.add(d);
+    });
+    await Promise.all(
+      [...groups.values()].map(async (g) => {
+        if (g.uris.size === 0) return;
+        const uris = [...g.uris];
+        const got = await this.index.get(uris, g.vis, 'summary');
+        got.forEach((n, j) => {
+          if (n) g.docs.set(uris[j], n as NodeSummary);
+        });
+      }),
+    );
+
+    active.forEach(({ s, i }, k) => {
+      const docs = (groups.get(visibilityKey(s.visibility)) as { docs: Map<string, NodeSummary> }).docs;
+      out[i] = collapsePassages(results[k] ?? [], docs).slice(0, Math.floor(s.limit));
+    });
+    return out;
+  }
+}

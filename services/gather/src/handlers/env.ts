@@ -1,0 +1,10 @@
+/** What gather's handlers run on (built once per server by `createServer`). */
+import type { NodeSearcher } from '../domain/searcher';
+
+/** Handler environment. */
+export interface HandlerEnv {
+  /** Node searcher over the vector index and embedder (shares the embedding cache). */
+  searcher: NodeSearcher;
+  /** Clock for `as_of = ""` (ms since the epoch). @default Date.now */
+  now: () => number;
+}

@@ -1,0 +1,75 @@
+/** Gather.GatherCandidates: context-mode gathering (context-contract §3). */
+import { CATEGORIES, DEFAULT_OTHER_PEER_PENALTIES, isQuotaKey, type Category, type Penalties, type Quotas } from '@ctxmesh/kernel';
+import type { common, gather } from '@ctxmesh/proto';
+import type { Handler } from '@ctxmesh/rpc';
+import { gatherContext } from '../domain/context';
+import { parseFilterJson } from '../domain/filter';
+import { asOfMs, scopeOf, toWireError } from './common';
+import type { HandlerEnv } from './env';
+
+/**
+ * Quotas on the wire (ordered name/count pairs) → the kernel's ordered map; unknown names are
+ * ignored and counts are floored at 0 (the gateway has already validated them).
+ */
+export function quotasOf(bucketed: boolean, pairs: readonly common.NamedCount[]): Quotas | null {
+  if (!bucketed) return null;
+  const out: Quotas = {};
+  for (const { name, count } of pairs) {
+    if (!isQuotaKey(name)) continue;
+    const n = Number(count);
+    out[name] = Number.isFinite(n) ? Math.max(0, Math.trunc(n)) : 0;
+  }
+  return out;
+}
+
+/** Penalties on the wire → all seven categories (defaults where a name is missing or not finite). */
+export function penaltiesOf(pairs: readonly common.NamedValue[]): Penalties {
+  const out = { ...DEFAULT_OTHER_PEER_PENALTIES } as Penalties;
+  for (const { name, value } of pairs) {
+    if ((CATEGORIES as readonly string[]).includes(name) && Number.isFinite(value)) out[name as Category] = value;
+  }
+  return out;
+}
+
+/** Build the GatherCandidates handler. */
+export function gatherCandidatesHandler(env: HandlerEnv): Handler<gather.GatherCandidatesRequest, gather.GatherCandidatesResponse> {
+  return async (req, ctx) => {
+    try {
+      const res = await gatherContext(
+        {
+          scope: scopeOf(req.identity),
+          queries: req.queries,
+          imageUrl: req.imageUrl || null,
+          filter: parseFilterJson(req.filterJson),
+          limit: req.limit,
+          scoreThreshold: req.scoreThreshold ?? null,
+          quotas: quotasOf(req.bucketed, req.quotas),
+          peerScope: req.peerScope || 'all',
+          penalties: penaltiesOf(req.otherPeerPenalties),
+          excluded: req.excludedUris,
+          asOf: asOfMs(req.asOf, env.now),
+        },
+        env.searcher,
+        ctx.budget.signal,
+      );
+      ctx.log.debug({ batches: res.batchSizes, candidates: res.candidates.length }, 'gathered');
+      return {
+        candidates: res.candidates.map((c) => ({
+          uri: c.uri,
+          category: c.category,
+          score: c.score,
+          rankedScore: c.rankedScore,
+          abstract: c.abstract,
+          origin: c.origin,
+          isDirectory: c.isDirectory,
+          openContext: c.openContext,
+        })),
+        searched: Object.entries(res.searched).map(([name, count]) => ({ name, count })),
+        excluded: res.excluded,
+        retrievalErrors: res.retrievalErrors,
+      };
+    } catch (e) {
+      return toWireError(e);
+    }
+  };
+}

@@ -56,6 +56,20 @@ export interface AppendEventsResponse {
   head: number;
   /** Surface generation. */
   generation: number;
+  /** Prunes the append wrote in the same atomic write (broken tool pairing). */
+  prunes: AppendPrune[];
+}
+
+/** A prune an append wrote: a hide without a summary for a broken tool call/result pairing. */
+export interface AppendPrune {
+  /** Prune id (a Decompress ref prefix). */
+  pruneId: string;
+  /** "unanswered-tool-call" or "orphan-tool-result". */
+  reason: string;
+  /** Seqs hidden by the prune (positional slice). */
+  shadowedSeqs: number[];
+  /** Seq of the stub node that replaced them on the surface. */
+  stubSeq: number;
 }
 
 /** A token window. */
@@ -80,6 +94,8 @@ export interface ProjectSurfaceRequest {
     | undefined;
   /** Also return the advisory ranges. */
   includeRanges: boolean;
+  /** Protected tail of the advisory ranges (absent = 5). */
+  preserveRecent?: number | undefined;
 }
 
 /** One projected message. */
@@ -98,6 +114,8 @@ export interface SurfaceMessage {
   toolCallId: string;
   /** Tool name, for tool calls and results. */
   toolName: string;
+  /** Tool call arguments as JSON, for tool calls ("" otherwise). */
+  toolArgs: string;
 }
 
 /** A compressible range. */
@@ -234,6 +252,8 @@ export interface CompressResult {
   coveringBlockIds: string[];
   /** Slices still compressible (guarded). */
   compressible: Range[];
+  /** The guarded seqs inside the requested span (guarded). */
+  guardedSeqs: number[];
 }
 
 /** Compress output. */
@@ -254,9 +274,9 @@ export interface DecompressRequest {
   sessionId: string;
   /** Block ref (bN) or block id prefix. */
   ref: string;
-  /** Page offset (clamped to >= 0). */
+  /** Page offset (negative clamps to 0). */
   offset: number;
-  /** Page size (clamped to 1..100). */
+  /** Page size: 0 means the default 100; negative clamps to 1, above 100 to 100. */
   limit: number;
 }
 
@@ -290,6 +310,10 @@ export interface DecompressResponse {
     | undefined;
   /** A note (e.g. offset past the end). */
   note: string;
+  /** "block" or "prune". */
+  kind: string;
+  /** Kernel ref bN of a block ("" for a prune). */
+  kernelRef: string;
 }
 
 /** SearchContext input. */
@@ -452,6 +476,20 @@ export interface BlockInfo {
   hiddenCount: number;
   /** Active (not distilled into a later block). */
   active: boolean;
+  /** Who wrote the summary: "model", "human" or "engine". */
+  author: string;
+  /** Claim tokens of the hidden seqs. */
+  claimTokens: number;
+}
+
+/** The claim currency of a session (what a host meter would project). */
+export interface ClaimCurrency {
+  /** Claim tokens of every message ever appended. */
+  appended: number;
+  /** Claim tokens hidden by blocks and prunes. */
+  claimed: number;
+  /** appended − claimed; never negative. */
+  projected: number;
 }
 
 /** An agent's budget. */
@@ -476,6 +514,16 @@ export interface GetStatusResponse {
   blocks: BlockInfo[];
   /** Budgets. */
   budgets: AgentBudget[];
+  /** Live checkpoint seqs on the surface, in surface order. */
+  checkpointSeqs: number[];
+  /** The claim currency. */
+  claims:
+    | ClaimCurrency
+    | undefined;
+  /** Id of the claim estimator. */
+  estimatorId: string;
+  /** Compaction ids with a start and no end (stale leftovers; never blocking). */
+  danglingCompactions: string[];
 }
 
 /** A captured plugin message. */
@@ -586,7 +634,10 @@ export interface ResolveWorkspaceRequest {
   identity:
     | Identity
     | undefined;
-  /** Slug ("" = the caller's active workspace). */
+  /**
+   * Slug; "" falls back to identity.workspace (the X-Workspace header), then to the caller's
+   * persisted active workspace, then to "default".
+   */
   workspace: string;
 }
 
@@ -845,7 +896,7 @@ export const AppendEventsRequest: MessageFns<AppendEventsRequest> = {
 };
 
 function createBaseAppendEventsResponse(): AppendEventsResponse {
-  return { seqs: [], head: 0, generation: 0 };
+  return { seqs: [], head: 0, generation: 0, prunes: [] };
 }
 
 export const AppendEventsResponse: MessageFns<AppendEventsResponse> = {
@@ -862,6 +913,9 @@ export const AppendEventsResponse: MessageFns<AppendEventsResponse> = {
     }
     if (message.generation !== 0) {
       writer.uint32(24).int64(message.generation);
+    }
+    for (const v of message.prunes) {
+      AppendPrune.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -913,6 +967,14 @@ export const AppendEventsResponse: MessageFns<AppendEventsResponse> = {
             message.generation = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.prunes.push(AppendPrune.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -930,6 +992,7 @@ export const AppendEventsResponse: MessageFns<AppendEventsResponse> = {
       seqs: globalThis.Array.isArray(object?.seqs) ? object.seqs.map((e: any) => globalThis.Number(e)) : [],
       head: isSet(object.head) ? globalThis.Number(object.head) : 0,
       generation: isSet(object.generation) ? globalThis.Number(object.generation) : 0,
+      prunes: globalThis.Array.isArray(object?.prunes) ? object.prunes.map((e: any) => AppendPrune.fromJSON(e)) : [],
     };
   },
 
@@ -944,6 +1007,9 @@ export const AppendEventsResponse: MessageFns<AppendEventsResponse> = {
     if (message.generation !== 0) {
       obj.generation = Math.round(message.generation);
     }
+    if (message.prunes?.length) {
+      obj.prunes = message.prunes.map((e) => AppendPrune.toJSON(e));
+    }
     return obj;
   },
 
@@ -955,6 +1021,150 @@ export const AppendEventsResponse: MessageFns<AppendEventsResponse> = {
     message.seqs = object.seqs?.map((e) => e) || [];
     message.head = object.head ?? 0;
     message.generation = object.generation ?? 0;
+    message.prunes = object.prunes?.map((e) => AppendPrune.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseAppendPrune(): AppendPrune {
+  return { pruneId: "", reason: "", shadowedSeqs: [], stubSeq: 0 };
+}
+
+export const AppendPrune: MessageFns<AppendPrune> = {
+  encode(message: AppendPrune, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pruneId !== "") {
+      writer.uint32(10).string(message.pruneId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    if (message.shadowedSeqs.length !== 0) {
+      writer.uint32(26).fork();
+      for (const v of message.shadowedSeqs) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    if (message.stubSeq !== 0) {
+      writer.uint32(32).int64(message.stubSeq);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AppendPrune {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAppendPrune();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.pruneId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag === 24) {
+              message.shadowedSeqs.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 26) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.shadowedSeqs.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.stubSeq = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AppendPrune {
+    return {
+      pruneId: isSet(object.pruneId)
+        ? globalThis.String(object.pruneId)
+        : isSet(object.prune_id)
+        ? globalThis.String(object.prune_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      shadowedSeqs: globalThis.Array.isArray(object?.shadowedSeqs)
+        ? object.shadowedSeqs.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.shadowed_seqs)
+        ? object.shadowed_seqs.map((e: any) => globalThis.Number(e))
+        : [],
+      stubSeq: isSet(object.stubSeq)
+        ? globalThis.Number(object.stubSeq)
+        : isSet(object.stub_seq)
+        ? globalThis.Number(object.stub_seq)
+        : 0,
+    };
+  },
+
+  toJSON(message: AppendPrune): unknown {
+    const obj: any = {};
+    if (message.pruneId !== "") {
+      obj.pruneId = message.pruneId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.shadowedSeqs?.length) {
+      obj.shadowedSeqs = message.shadowedSeqs.map((e) => Math.round(e));
+    }
+    if (message.stubSeq !== 0) {
+      obj.stubSeq = Math.round(message.stubSeq);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AppendPrune>, I>>(base?: I): AppendPrune {
+    return AppendPrune.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AppendPrune>, I>>(object: I): AppendPrune {
+    const message = createBaseAppendPrune();
+    message.pruneId = object.pruneId ?? "";
+    message.reason = object.reason ?? "";
+    message.shadowedSeqs = object.shadowedSeqs?.map((e) => e) || [];
+    message.stubSeq = object.stubSeq ?? 0;
     return message;
   },
 };
@@ -1053,7 +1263,7 @@ export const Window: MessageFns<Window> = {
 };
 
 function createBaseProjectSurfaceRequest(): ProjectSurfaceRequest {
-  return { identity: undefined, sessionId: "", window: undefined, includeRanges: false };
+  return { identity: undefined, sessionId: "", window: undefined, includeRanges: false, preserveRecent: undefined };
 }
 
 export const ProjectSurfaceRequest: MessageFns<ProjectSurfaceRequest> = {
@@ -1069,6 +1279,9 @@ export const ProjectSurfaceRequest: MessageFns<ProjectSurfaceRequest> = {
     }
     if (message.includeRanges !== false) {
       writer.uint32(32).bool(message.includeRanges);
+    }
+    if (message.preserveRecent !== undefined) {
+      writer.uint32(40).int32(message.preserveRecent);
     }
     return writer;
   },
@@ -1118,6 +1331,14 @@ export const ProjectSurfaceRequest: MessageFns<ProjectSurfaceRequest> = {
             message.includeRanges = reader.bool();
             continue;
           }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.preserveRecent = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1144,6 +1365,11 @@ export const ProjectSurfaceRequest: MessageFns<ProjectSurfaceRequest> = {
         : isSet(object.include_ranges)
         ? globalThis.Boolean(object.include_ranges)
         : false,
+      preserveRecent: isSet(object.preserveRecent)
+        ? globalThis.Number(object.preserveRecent)
+        : isSet(object.preserve_recent)
+        ? globalThis.Number(object.preserve_recent)
+        : undefined,
     };
   },
 
@@ -1161,6 +1387,9 @@ export const ProjectSurfaceRequest: MessageFns<ProjectSurfaceRequest> = {
     if (message.includeRanges !== false) {
       obj.includeRanges = message.includeRanges;
     }
+    if (message.preserveRecent !== undefined) {
+      obj.preserveRecent = Math.round(message.preserveRecent);
+    }
     return obj;
   },
 
@@ -1177,12 +1406,13 @@ export const ProjectSurfaceRequest: MessageFns<ProjectSurfaceRequest> = {
       ? Window.fromPartial(object.window)
       : undefined;
     message.includeRanges = object.includeRanges ?? false;
+    message.preserveRecent = object.preserveRecent ?? undefined;
     return message;
   },
 };
 
 function createBaseSurfaceMessage(): SurfaceMessage {
-  return { seq: 0, id: "", role: "", class: "", text: "", toolCallId: "", toolName: "" };
+  return { seq: 0, id: "", role: "", class: "", text: "", toolCallId: "", toolName: "", toolArgs: "" };
 }
 
 export const SurfaceMessage: MessageFns<SurfaceMessage> = {
@@ -1207,6 +1437,9 @@ export const SurfaceMessage: MessageFns<SurfaceMessage> = {
     }
     if (message.toolName !== "") {
       writer.uint32(58).string(message.toolName);
+    }
+    if (message.toolArgs !== "") {
+      writer.uint32(66).string(message.toolArgs);
     }
     return writer;
   },
@@ -1280,6 +1513,14 @@ export const SurfaceMessage: MessageFns<SurfaceMessage> = {
             message.toolName = reader.string();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.toolArgs = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1309,6 +1550,11 @@ export const SurfaceMessage: MessageFns<SurfaceMessage> = {
         : isSet(object.tool_name)
         ? globalThis.String(object.tool_name)
         : "",
+      toolArgs: isSet(object.toolArgs)
+        ? globalThis.String(object.toolArgs)
+        : isSet(object.tool_args)
+        ? globalThis.String(object.tool_args)
+        : "",
     };
   },
 
@@ -1335,6 +1581,9 @@ export const SurfaceMessage: MessageFns<SurfaceMessage> = {
     if (message.toolName !== "") {
       obj.toolName = message.toolName;
     }
+    if (message.toolArgs !== "") {
+      obj.toolArgs = message.toolArgs;
+    }
     return obj;
   },
 
@@ -1350,6 +1599,7 @@ export const SurfaceMessage: MessageFns<SurfaceMessage> = {
     message.text = object.text ?? "";
     message.toolCallId = object.toolCallId ?? "";
     message.toolName = object.toolName ?? "";
+    message.toolArgs = object.toolArgs ?? "";
     return message;
   },
 };
@@ -2340,6 +2590,7 @@ function createBaseCompressResult(): CompressResult {
     detail: "",
     coveringBlockIds: [],
     compressible: [],
+    guardedSeqs: [],
   };
 }
 
@@ -2387,6 +2638,13 @@ export const CompressResult: MessageFns<CompressResult> = {
     }
     for (const v of message.compressible) {
       Range.encode(v!, writer.uint32(106).fork()).join();
+    }
+    if (message.guardedSeqs.length !== 0) {
+      writer.uint32(114).fork();
+      for (const v of message.guardedSeqs) {
+        writer.int64(v);
+      }
+      writer.join();
     }
     return writer;
   },
@@ -2518,6 +2776,24 @@ export const CompressResult: MessageFns<CompressResult> = {
             message.compressible.push(Range.decode(reader, reader.uint32()));
             continue;
           }
+          case 14: {
+            if (tag === 112) {
+              message.guardedSeqs.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 114) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.guardedSeqs.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2567,6 +2843,11 @@ export const CompressResult: MessageFns<CompressResult> = {
       compressible: globalThis.Array.isArray(object?.compressible)
         ? object.compressible.map((e: any) => Range.fromJSON(e))
         : [],
+      guardedSeqs: globalThis.Array.isArray(object?.guardedSeqs)
+        ? object.guardedSeqs.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.guarded_seqs)
+        ? object.guarded_seqs.map((e: any) => globalThis.Number(e))
+        : [],
     };
   },
 
@@ -2611,6 +2892,9 @@ export const CompressResult: MessageFns<CompressResult> = {
     if (message.compressible?.length) {
       obj.compressible = message.compressible.map((e) => Range.toJSON(e));
     }
+    if (message.guardedSeqs?.length) {
+      obj.guardedSeqs = message.guardedSeqs.map((e) => Math.round(e));
+    }
     return obj;
   },
 
@@ -2632,6 +2916,7 @@ export const CompressResult: MessageFns<CompressResult> = {
     message.detail = object.detail ?? "";
     message.coveringBlockIds = object.coveringBlockIds?.map((e) => e) || [];
     message.compressible = object.compressible?.map((e) => Range.fromPartial(e)) || [];
+    message.guardedSeqs = object.guardedSeqs?.map((e) => e) || [];
     return message;
   },
 };
@@ -2964,7 +3249,18 @@ export const OriginalItem: MessageFns<OriginalItem> = {
 };
 
 function createBaseDecompressResponse(): DecompressResponse {
-  return { blockId: "", summary: "", tier: 0, total: 0, offset: 0, items: [], nextOffset: undefined, note: "" };
+  return {
+    blockId: "",
+    summary: "",
+    tier: 0,
+    total: 0,
+    offset: 0,
+    items: [],
+    nextOffset: undefined,
+    note: "",
+    kind: "",
+    kernelRef: "",
+  };
 }
 
 export const DecompressResponse: MessageFns<DecompressResponse> = {
@@ -2992,6 +3288,12 @@ export const DecompressResponse: MessageFns<DecompressResponse> = {
     }
     if (message.note !== "") {
       writer.uint32(66).string(message.note);
+    }
+    if (message.kind !== "") {
+      writer.uint32(74).string(message.kind);
+    }
+    if (message.kernelRef !== "") {
+      writer.uint32(82).string(message.kernelRef);
     }
     return writer;
   },
@@ -3073,6 +3375,22 @@ export const DecompressResponse: MessageFns<DecompressResponse> = {
             message.note = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.kernelRef = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3103,6 +3421,12 @@ export const DecompressResponse: MessageFns<DecompressResponse> = {
         ? globalThis.Number(object.next_offset)
         : undefined,
       note: isSet(object.note) ? globalThis.String(object.note) : "",
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      kernelRef: isSet(object.kernelRef)
+        ? globalThis.String(object.kernelRef)
+        : isSet(object.kernel_ref)
+        ? globalThis.String(object.kernel_ref)
+        : "",
     };
   },
 
@@ -3132,6 +3456,12 @@ export const DecompressResponse: MessageFns<DecompressResponse> = {
     if (message.note !== "") {
       obj.note = message.note;
     }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.kernelRef !== "") {
+      obj.kernelRef = message.kernelRef;
+    }
     return obj;
   },
 
@@ -3148,6 +3478,8 @@ export const DecompressResponse: MessageFns<DecompressResponse> = {
     message.items = object.items?.map((e) => OriginalItem.fromPartial(e)) || [];
     message.nextOffset = object.nextOffset ?? undefined;
     message.note = object.note ?? "";
+    message.kind = object.kind ?? "";
+    message.kernelRef = object.kernelRef ?? "";
     return message;
   },
 };
@@ -4463,7 +4795,17 @@ export const GetStatusRequest: MessageFns<GetStatusRequest> = {
 };
 
 function createBaseBlockInfo(): BlockInfo {
-  return { blockId: "", kernelRef: "", tier: 0, topic: "", summarySeq: 0, hiddenCount: 0, active: false };
+  return {
+    blockId: "",
+    kernelRef: "",
+    tier: 0,
+    topic: "",
+    summarySeq: 0,
+    hiddenCount: 0,
+    active: false,
+    author: "",
+    claimTokens: 0,
+  };
 }
 
 export const BlockInfo: MessageFns<BlockInfo> = {
@@ -4488,6 +4830,12 @@ export const BlockInfo: MessageFns<BlockInfo> = {
     }
     if (message.active !== false) {
       writer.uint32(56).bool(message.active);
+    }
+    if (message.author !== "") {
+      writer.uint32(66).string(message.author);
+    }
+    if (message.claimTokens !== 0) {
+      writer.uint32(72).int32(message.claimTokens);
     }
     return writer;
   },
@@ -4561,6 +4909,22 @@ export const BlockInfo: MessageFns<BlockInfo> = {
             message.active = reader.bool();
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.author = reader.string();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.claimTokens = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4598,6 +4962,12 @@ export const BlockInfo: MessageFns<BlockInfo> = {
         ? globalThis.Number(object.hidden_count)
         : 0,
       active: isSet(object.active) ? globalThis.Boolean(object.active) : false,
+      author: isSet(object.author) ? globalThis.String(object.author) : "",
+      claimTokens: isSet(object.claimTokens)
+        ? globalThis.Number(object.claimTokens)
+        : isSet(object.claim_tokens)
+        ? globalThis.Number(object.claim_tokens)
+        : 0,
     };
   },
 
@@ -4624,6 +4994,12 @@ export const BlockInfo: MessageFns<BlockInfo> = {
     if (message.active !== false) {
       obj.active = message.active;
     }
+    if (message.author !== "") {
+      obj.author = message.author;
+    }
+    if (message.claimTokens !== 0) {
+      obj.claimTokens = Math.round(message.claimTokens);
+    }
     return obj;
   },
 
@@ -4639,6 +5015,109 @@ export const BlockInfo: MessageFns<BlockInfo> = {
     message.summarySeq = object.summarySeq ?? 0;
     message.hiddenCount = object.hiddenCount ?? 0;
     message.active = object.active ?? false;
+    message.author = object.author ?? "";
+    message.claimTokens = object.claimTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseClaimCurrency(): ClaimCurrency {
+  return { appended: 0, claimed: 0, projected: 0 };
+}
+
+export const ClaimCurrency: MessageFns<ClaimCurrency> = {
+  encode(message: ClaimCurrency, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.appended !== 0) {
+      writer.uint32(8).int64(message.appended);
+    }
+    if (message.claimed !== 0) {
+      writer.uint32(16).int64(message.claimed);
+    }
+    if (message.projected !== 0) {
+      writer.uint32(24).int64(message.projected);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ClaimCurrency {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseClaimCurrency();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.appended = longToNumber(reader.int64());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.claimed = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.projected = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ClaimCurrency {
+    return {
+      appended: isSet(object.appended) ? globalThis.Number(object.appended) : 0,
+      claimed: isSet(object.claimed) ? globalThis.Number(object.claimed) : 0,
+      projected: isSet(object.projected) ? globalThis.Number(object.projected) : 0,
+    };
+  },
+
+  toJSON(message: ClaimCurrency): unknown {
+    const obj: any = {};
+    if (message.appended !== 0) {
+      obj.appended = Math.round(message.appended);
+    }
+    if (message.claimed !== 0) {
+      obj.claimed = Math.round(message.claimed);
+    }
+    if (message.projected !== 0) {
+      obj.projected = Math.round(message.projected);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ClaimCurrency>, I>>(base?: I): ClaimCurrency {
+    return ClaimCurrency.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ClaimCurrency>, I>>(object: I): ClaimCurrency {
+    const message = createBaseClaimCurrency();
+    message.appended = object.appended ?? 0;
+    message.claimed = object.claimed ?? 0;
+    message.projected = object.projected ?? 0;
     return message;
   },
 };
@@ -4735,7 +5214,18 @@ export const AgentBudget: MessageFns<AgentBudget> = {
 };
 
 function createBaseGetStatusResponse(): GetStatusResponse {
-  return { head: 0, generation: 0, surfaceNodes: 0, rankTokens: 0, blocks: [], budgets: [] };
+  return {
+    head: 0,
+    generation: 0,
+    surfaceNodes: 0,
+    rankTokens: 0,
+    blocks: [],
+    budgets: [],
+    checkpointSeqs: [],
+    claims: undefined,
+    estimatorId: "",
+    danglingCompactions: [],
+  };
 }
 
 export const GetStatusResponse: MessageFns<GetStatusResponse> = {
@@ -4757,6 +5247,22 @@ export const GetStatusResponse: MessageFns<GetStatusResponse> = {
     }
     for (const v of message.budgets) {
       AgentBudget.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.checkpointSeqs.length !== 0) {
+      writer.uint32(58).fork();
+      for (const v of message.checkpointSeqs) {
+        writer.int64(v);
+      }
+      writer.join();
+    }
+    if (message.claims !== undefined) {
+      ClaimCurrency.encode(message.claims, writer.uint32(66).fork()).join();
+    }
+    if (message.estimatorId !== "") {
+      writer.uint32(74).string(message.estimatorId);
+    }
+    for (const v of message.danglingCompactions) {
+      writer.uint32(82).string(v!);
     }
     return writer;
   },
@@ -4822,6 +5328,48 @@ export const GetStatusResponse: MessageFns<GetStatusResponse> = {
             message.budgets.push(AgentBudget.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag === 56) {
+              message.checkpointSeqs.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 58) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.checkpointSeqs.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.claims = ClaimCurrency.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.estimatorId = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.danglingCompactions.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4850,6 +5398,22 @@ export const GetStatusResponse: MessageFns<GetStatusResponse> = {
         : 0,
       blocks: globalThis.Array.isArray(object?.blocks) ? object.blocks.map((e: any) => BlockInfo.fromJSON(e)) : [],
       budgets: globalThis.Array.isArray(object?.budgets) ? object.budgets.map((e: any) => AgentBudget.fromJSON(e)) : [],
+      checkpointSeqs: globalThis.Array.isArray(object?.checkpointSeqs)
+        ? object.checkpointSeqs.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.checkpoint_seqs)
+        ? object.checkpoint_seqs.map((e: any) => globalThis.Number(e))
+        : [],
+      claims: isSet(object.claims) ? ClaimCurrency.fromJSON(object.claims) : undefined,
+      estimatorId: isSet(object.estimatorId)
+        ? globalThis.String(object.estimatorId)
+        : isSet(object.estimator_id)
+        ? globalThis.String(object.estimator_id)
+        : "",
+      danglingCompactions: globalThis.Array.isArray(object?.danglingCompactions)
+        ? object.danglingCompactions.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.dangling_compactions)
+        ? object.dangling_compactions.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -4873,6 +5437,18 @@ export const GetStatusResponse: MessageFns<GetStatusResponse> = {
     if (message.budgets?.length) {
       obj.budgets = message.budgets.map((e) => AgentBudget.toJSON(e));
     }
+    if (message.checkpointSeqs?.length) {
+      obj.checkpointSeqs = message.checkpointSeqs.map((e) => Math.round(e));
+    }
+    if (message.claims !== undefined) {
+      obj.claims = ClaimCurrency.toJSON(message.claims);
+    }
+    if (message.estimatorId !== "") {
+      obj.estimatorId = message.estimatorId;
+    }
+    if (message.danglingCompactions?.length) {
+      obj.danglingCompactions = message.danglingCompactions;
+    }
     return obj;
   },
 
@@ -4887,6 +5463,12 @@ export const GetStatusResponse: MessageFns<GetStatusResponse> = {
     message.rankTokens = object.rankTokens ?? 0;
     message.blocks = object.blocks?.map((e) => BlockInfo.fromPartial(e)) || [];
     message.budgets = object.budgets?.map((e) => AgentBudget.fromPartial(e)) || [];
+    message.checkpointSeqs = object.checkpointSeqs?.map((e) => e) || [];
+    message.claims = (object.claims !== undefined && object.claims !== null)
+      ? ClaimCurrency.fromPartial(object.claims)
+      : undefined;
+    message.estimatorId = object.estimatorId ?? "";
+    message.danglingCompactions = object.danglingCompactions?.map((e) => e) || [];
     return message;
   },
 };

@@ -261,15 +261,19 @@ export class QdrantModel {
       const rrf = obj(obj(query).rrf);
       const fusion = obj(query).fusion;
       if (!('rrf' in obj(query)) && fusion !== 'rrf') throw new ModelError(400, `unsupported fusion ${JSON.stringify(query)}`);
+      // Qdrant's (weighted) RRF: 1 / (k + (r + 1) / w − 1) for 0-based rank r; k defaults to 2.
       const k = typeof rrf.k === 'number' ? rrf.k : 2;
+      const weights = Array.isArray(rrf.weights) ? (rrf.weights as number[]) : null;
+      if (weights && weights.length !== prefetches.length) throw new ModelError(400, 'RRF weights must match the prefetches');
       const acc = new Map<string, Scored>();
-      for (const res of prefetches) {
+      prefetches.forEach((res, li) => {
+        const w = weights ? weights[li]! : 1;
         res.forEach((s, r) => {
           const cur = acc.get(s.point.id) ?? { point: s.point, score: 0 };
-          cur.score += 1 / (k + r + 1);
+          cur.score += 1 / (k + (r + 1) / w - 1);
           acc.set(s.point.id, cur);
         });
-      }
+      });
       return [...acc.values()].sort((x, y) => y.score - x.score).slice(0, limit);
     }
     const using = String(q.using ?? '');

@@ -1,8 +1,19 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { hash32, lexicalTerms } from '@ctxmesh/embedder';
+import { DEFAULT_TUNING } from '../embedded/vector-index';
 
-/** Weight of a minor (CJK unigram) term relative to a main term, as in the embedded index. @default 0.3 */
-export const MINOR_WEIGHT = 0.3;
+/**
+ * Weight of a minor (CJK unigram) term relative to a main term: the embedded index's tuning
+ * (its BM25 column weight and its lexical-only score weight), so both adapters weigh alike.
+ */
+export const MINOR_WEIGHT = DEFAULT_TUNING.minorWeight;
+
+/**
+ * Hash seed of minor terms in sparse vectors. Main and minor terms live in separate id spaces,
+ * like the embedded index's separate FTS5 columns: a query's main term never matches a
+ * document's CJK unigram of the same spelling, and the other way round.
+ */
+export const MINOR_SEED = 0x6d696e6f; // "mino"
 
 /**
  * Distinct term ids of a text by class, as the embedded index weighs them for its lexical-only
@@ -31,12 +42,39 @@ export function queryTermWeights(text: string, minorWeight = MINOR_WEIGHT): Map<
 }
 
 /**
- * Sparse query vector of the lexical leg: each distinct query term once, with its class
- * weight (Qdrant multiplies in the IDF of the collection, like the embedded BM25 leg's IDF).
+ * Sparse vector of a document's lexical text: main terms under `hash32(term)`, minor terms under
+ * `hash32(term, MINOR_SEED)`, each weighing `1 + ln tf` (Qdrant multiplies in the IDF at query
+ * time; the class weight is applied by the query, as a BM25 column weight would be).
+ */
+export function documentSparseVector(text: string): Schemas['SparseVector'] {
+  const { main, minor } = lexicalTerms(text);
+  const tf = new Map<number, number>();
+  const add = (terms: string[], seed?: number): void => {
+    const counts = new Map<string, number>();
+    for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
+    for (const [t, c] of counts) {
+      const id = seed === undefined ? hash32(t) : hash32(t, seed);
+      // Two terms hashing to one id add up, like the shared tokenizer's own sparse vectors.
+      tf.set(id, (tf.get(id) ?? 0) + 1 + Math.log(c));
+    }
+  };
+  add(main);
+  add(minor, MINOR_SEED);
+  const indices = [...tf.keys()].sort((a, b) => a - b);
+  return { indices, values: indices.map((i) => tf.get(i)!) };
+}
+
+/**
+ * Sparse query vector of the lexical leg: each distinct main term once with weight 1, each
+ * minor-only term once (in the minor id space) with `minorWeight`.
  * @returns null when the text has no lexical term
  */
 export function sparseQuery(text: string, minorWeight = MINOR_WEIGHT): Schemas['SparseVector'] | null {
-  const w = queryTermWeights(text, minorWeight);
+  const { main, minor } = lexicalTerms(text);
+  const mainSet = new Set(main);
+  const w = new Map<number, number>();
+  for (const t of mainSet) w.set(hash32(t), 1);
+  for (const t of new Set(minor)) if (!mainSet.has(t)) w.set(hash32(t, MINOR_SEED), minorWeight);
   if (w.size === 0) return null;
   const indices = [...w.keys()].sort((a, b) => a - b);
   return { indices, values: indices.map((i) => w.get(i)!) };

@@ -1,19 +1,36 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { hash32, lexicalTerms } from '@ctxmesh/embedder';
+import { DEFAULT_TUNING } from '../embedded/vector-index';
 import { UnsupportedFilterError } from '../embedded/filter';
 import type { FilterNode, SearchQuery } from '../ports/vector-index';
 import { aliceVisibility, sampleRecord } from './__tests__/fixtures';
 import { MATCH_ALL, MATCH_NONE, asOfCondition, filterCondition, searchFilter, uriReadFilter, visibilityConditions } from './filter';
 import { pointId, uuidV5 } from './ids';
-import { MINOR_WEIGHT, lexicalCosine, queryTermWeights, sparseQuery, termClasses } from './lexical';
-import { denseOf, fullSelector, normalizePrefix, summarySelector, toPayload, toRecord, toSummary, uriPrefixes } from './payload';
+import { MINOR_SEED, MINOR_WEIGHT, documentSparseVector, lexicalCosine, queryTermWeights, sparseQuery, termClasses } from './lexical';
+import { denseOf, fullSelector, lexicalSourceOf, normalizePrefix, summarySelector, toPayload, toRecord, toSummary, uriPrefixes } from './payload';
 import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
 import { createCollectionBody, payloadIndexBodies, P } from './schema';
-import { batchBody, hitsOf, legDepth, missingCosines, planSearch, splitBatch, vectorsByIdBody } from './search';
+import { DEFAULT_QDRANT_TUNING, type QdrantHybridTuning, batchBody, hitsOf, legDepth, missingCosines, planSearch, rrfQuery, splitBatch, vectorsByIdBody } from './search';
 import { commitBody, currentVersionBody, deleteBody, deleteCountBody, isCurrent, pointOf, stageBodies, versionOf } from './writes';
 
 // Every body below is also checked by tsc against `Schemas` (the builders' return types and
-// these annotations); the snapshots pin their exact JSON.
+// these annotations); the snapshots pin their exact JSON. Lexical term ids come from the shared
+// tokenizer of @ctxmesh/embedder, which evolves on its own: tests assert them against that
+// tokenizer, and snapshots show them as placeholders.
+
+/** Deep copy with sparse vectors and term-id lists replaced by markers (see above). */
+function redactTerms<T>(x: T): unknown {
+  return JSON.parse(
+    JSON.stringify(x, (key, v: unknown) => {
+      if (key === P.lexMain || key === P.lexMinor) return '<term ids of the shared tokenizer>';
+      if (v && typeof v === 'object' && 'indices' in v && 'values' in v) return '<sparse vector of the shared tokenizer>';
+      return v;
+    }),
+  );
+}
+
+/** A fixed tuning for the snapshots (the defaults follow the embedded index's, tested apart). */
+const TUNING: QdrantHybridTuning = { rrfK: 20, denseWeight: 1, lexicalWeight: 2, legMin: 50, legFactor: 3, minorWeight: 0.6 };
 
 function query(over: Partial<SearchQuery> = {}): SearchQuery {
   return {
@@ -99,8 +116,13 @@ describe('toPayload / pointOf', () => {
     expect(payload[P.vectorNorm]).toBe(1);
     const vec = point.vector as Record<string, unknown>;
     expect(vec.dense).toEqual([0.5, 0.5, 0.5, 0.5]);
+    const source = lexicalSourceOf(r);
+    expect(source).toBe(`${r.abstract}\n${r.body}`);
+    expect(vec.lexical).toEqual(documentSparseVector(source));
     expect((vec.lexical as Schemas['SparseVector']).indices.length).toBeGreaterThan(0);
-    expect(point).toMatchSnapshot();
+    expect(payload[P.lexMain]).toEqual(termClasses(source).main);
+    expect(payload[P.lexMinor]).toEqual(termClasses(source).minor);
+    expect(redactTerms(point)).toMatchSnapshot();
   });
 
   it('leaves the sparse vector out when the text has no lexical term', () => {
@@ -271,55 +293,73 @@ describe('searchFilter', () => {
 
 describe('planSearch', () => {
   it('builds a hybrid query: dense and sparse prefetches fused by RRF, plus the dense leg for raw cosines', () => {
-    const plan = planSearch(query({ withOverview: true }));
+    const plan = planSearch(query({ withOverview: true }), TUNING);
     expect(plan.mode).toBe('hybrid');
     expect(plan.requests).toHaveLength(2);
     const fused = plan.requests[0]!;
-    expect(fused.query).toEqual({ rrf: { k: 60 } });
+    expect(fused.query).toEqual({ rrf: { k: 21, weights: [1, 2] } });
     expect((fused.prefetch as Schemas['Prefetch'][]).map((p) => [p.using, p.limit])).toEqual([
       ['dense', 50],
       ['lexical', 50],
     ]);
     expect(fused.with_payload).toEqual(summarySelector(true));
     expect(plan.requests[1]).toMatchObject({ using: 'dense', limit: 50, with_payload: false });
+    expect((fused.prefetch as Schemas['Prefetch'][])[1]!.query).toEqual(sparseQuery('install search', TUNING.minorWeight));
     const batch: Schemas['QueryRequestBatch'] = batchBody([plan]);
-    expect(batch).toMatchSnapshot();
+    expect(redactTerms(batch)).toMatchSnapshot();
   });
 
   it('sends a dense-only query when the text has no lexical term', () => {
-    const plan = planSearch(query({ text: 'the of and' }));
+    const plan = planSearch(query({ text: 'the of and' }), TUNING);
     expect(plan.mode).toBe('dense');
     expect(plan.requests).toMatchSnapshot();
   });
 
   it('sends a lexical-only query with the term ids when there is no usable vector', () => {
     for (const vector of [null, new Float32Array(4)]) {
-      const plan = planSearch(query({ vector }));
+      const plan = planSearch(query({ vector }), TUNING);
       expect(plan.mode).toBe('lexical');
       expect((plan.requests[0]!.with_payload as Schemas['PayloadSelectorInclude']).include).toEqual(
         expect.arrayContaining([P.lexMain, P.lexMinor]),
       );
     }
-    expect(planSearch(query({ vector: null })).requests).toMatchSnapshot();
+    const lexical = planSearch(query({ vector: null }), TUNING);
+    expect(lexical.requests[0]!.query).toEqual(sparseQuery('install search', TUNING.minorWeight));
+    expect(redactTerms(lexical.requests)).toMatchSnapshot();
   });
 
   it('sends nothing for a query with no leg or no rows wanted', () => {
-    expect(planSearch(query({ vector: null, text: '' })).requests).toEqual([]);
-    expect(planSearch(query({ limit: 0 })).requests).toEqual([]);
-    expect(planSearch(query({ limit: 0.5 })).mode).toBe('none');
+    expect(planSearch(query({ vector: null, text: '' }), TUNING).requests).toEqual([]);
+    expect(planSearch(query({ limit: 0 }), TUNING).requests).toEqual([]);
+    expect(planSearch(query({ limit: 0.5 }), TUNING).mode).toBe('none');
   });
 
   it('still rejects an unsupported filter on a query with no leg', () => {
-    expect(() => planSearch(query({ vector: null, text: '', filter: { op: 'must', field: 'nope', conds: [] } }))).toThrow(UnsupportedFilterError);
+    expect(() => planSearch(query({ vector: null, text: '', filter: { op: 'must', field: 'nope', conds: [] } }), TUNING)).toThrow(UnsupportedFilterError);
+  });
+
+  it('fuses with Qdrant RRF parameters derived from the embedded tuning', () => {
+    expect(DEFAULT_QDRANT_TUNING).toEqual({
+      rrfK: DEFAULT_TUNING.rrfK,
+      denseWeight: DEFAULT_TUNING.denseWeight,
+      lexicalWeight: DEFAULT_TUNING.lexicalWeight,
+      legMin: DEFAULT_TUNING.legMin,
+      legFactor: DEFAULT_TUNING.legFactor,
+      minorWeight: DEFAULT_TUNING.minorWeight,
+    });
+    const t = { ...DEFAULT_QDRANT_TUNING, rrfK: 20 };
+    // Qdrant's 1/(k' + rank − 1) equals the embedded 1/(k + rank) when k' = k + 1.
+    expect(rrfQuery({ ...t, denseWeight: 1, lexicalWeight: 1 })).toEqual({ rrf: { k: 21 } });
+    expect(rrfQuery({ ...t, denseWeight: 1, lexicalWeight: 2 })).toEqual({ rrf: { k: 21, weights: [1, 2] } });
   });
 
   it('sizes the legs like the embedded index: max(50, 3 × limit)', () => {
-    expect(legDepth(5)).toBe(50);
-    expect(legDepth(40)).toBe(120);
+    expect(legDepth(5, TUNING)).toBe(50);
+    expect(legDepth(40, TUNING)).toBe(120);
   });
 
   it('batches several searches in order and splits the answers back', () => {
-    const plans = [planSearch(query()), planSearch(query({ vector: null })), planSearch(query({ limit: 0 })), planSearch(query({ text: '' }))];
+    const plans = [planSearch(query(), TUNING), planSearch(query({ vector: null }), TUNING), planSearch(query({ limit: 0 }), TUNING), planSearch(query({ text: '' }), TUNING)];
     const body = batchBody(plans);
     expect(body.searches).toHaveLength(4);
     const answers = ['a', 'b', 'c', 'd'];
@@ -333,7 +373,7 @@ describe('hitsOf', () => {
   const point = (id: string, score: number, payload?: Record<string, unknown>): Schemas['ScoredPoint'] => ({ id, version: 1, score, payload });
 
   it('keeps the fused order and calibrates raw cosines into a non-increasing 0..1 score', () => {
-    const plan = planSearch(query());
+    const plan = planSearch(query(), TUNING);
     const fused = { points: [point('a', 0.03, summary('viking://r/a')), point('b', 0.02, summary('viking://r/b')), point('c', 0.01, summary('viking://r/c'))] };
     // b was ranked above c by the fusion although its cosine is lower: the run is pooled.
     const leg = { points: [point('a', 0.9), point('c', 0.6), point('b', 0.4)] };
@@ -344,7 +384,7 @@ describe('hitsOf', () => {
   });
 
   it('takes the cosine of a lexical-only hit from its fetched vector', () => {
-    const plan = planSearch(query());
+    const plan = planSearch(query(), TUNING);
     const fused = { points: [point('a', 0.03, summary('viking://r/a')), point('z', 0.02, summary('viking://r/z'))] };
     const leg = { points: [point('a', 0.8)] };
     expect(missingCosines(plan, [fused, leg])).toEqual(['z']);
@@ -353,7 +393,7 @@ describe('hitsOf', () => {
   });
 
   it('applies the threshold to the calibrated score and keeps one hit per URI', () => {
-    const plan = planSearch(query({ scoreThreshold: 0.5 }));
+    const plan = planSearch(query({ scoreThreshold: 0.5 }), TUNING);
     const fused = {
       points: [point('a', 0.03, summary('viking://r/a')), point('a2', 0.025, summary('viking://r/a')), point('b', 0.02, summary('viking://r/b')), point('c', 0.01, summary('viking://r/c'))],
     };
@@ -366,7 +406,7 @@ describe('hitsOf', () => {
   });
 
   it('scores a lexical-only search by the weighted set cosine of stored term ids', () => {
-    const plan = planSearch(query({ vector: null, text: 'install search' }));
+    const plan = planSearch(query({ vector: null, text: 'install search' }), TUNING);
     const same = termClasses('install search');
     const p = point('a', 7.5, { ...summary('viking://r/a'), [P.lexMain]: same.main, [P.lexMinor]: same.minor });
     const hits = hitsOf(plan, [{ points: [p] }]);
@@ -407,13 +447,25 @@ describe('lexicalCosine', () => {
     expect(lexicalCosine(queryTermWeights(q), dc.main, dc.minor)).toBeCloseTo(reference(q, d), 12);
   });
 
-  it('builds the sparse query from distinct terms with class weights', () => {
+  it('builds the sparse query from distinct terms with class weights, minor terms in their own id space', () => {
     const s = sparseQuery('search searching 跳舞')!;
     expect(s.indices).toEqual([...s.indices].sort((a, b) => a - b));
-    expect(s.indices).toContain(hash32('search'));
-    expect(s.values[s.indices.indexOf(hash32('search'))]).toBe(1);
-    expect(s.values[s.indices.indexOf(hash32('跳'))]).toBe(MINOR_WEIGHT);
+    expect(s.indices).toHaveLength(4); // search (stemmed once), 跳舞, 跳, 舞
+    expect(s.values[s.indices.indexOf(hash32(lexicalTerms('search').main[0]!))]).toBe(1);
+    expect(s.values[s.indices.indexOf(hash32('跳舞'))]).toBe(1);
+    expect(s.values[s.indices.indexOf(hash32('跳', MINOR_SEED))]).toBe(MINOR_WEIGHT);
+    expect(s.indices).not.toContain(hash32('跳'));
     expect(sparseQuery('the and of')).toBeNull();
+  });
+
+  it('builds document sparse vectors with sublinear tf, main and minor terms apart', () => {
+    const d = documentSparseVector('跳舞 跳舞 跳');
+    const at = (id: number) => d.values[d.indices.indexOf(id)];
+    expect(at(hash32('跳舞'))).toBeCloseTo(1 + Math.log(2), 12); // bigram twice
+    expect(at(hash32('跳'))).toBe(1); // the one-character run is a main term
+    expect(at(hash32('跳', MINOR_SEED))).toBeCloseTo(1 + Math.log(2), 12); // unigram of both runs
+    expect(at(hash32('舞', MINOR_SEED))).toBeCloseTo(1 + Math.log(2), 12);
+    expect(d.indices).toHaveLength(4);
   });
 });
 

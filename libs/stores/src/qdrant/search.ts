@@ -1,5 +1,6 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { monotoneScores } from '../embedded/fusion';
+import { DEFAULT_TUNING } from '../embedded/vector-index';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
 import { searchFilter } from './filter';
 import { lexicalCosine, queryTermWeights, sparseQuery } from './lexical';
@@ -8,23 +9,48 @@ import { DENSE_VECTOR, LEXICAL_VECTOR, P } from './schema';
 
 /** Hybrid-search knobs, defaulting to the embedded index's values so both adapters rank alike. */
 export interface QdrantHybridTuning {
-  /** RRF rank constant k (`1 / (k + rank)`). @default 60 */
+  /** RRF rank constant of the embedded formula `w / (k + rank)`, rank from 1. */
   rrfK: number;
-  /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. @default 50 */
+  /** RRF weight of the dense leg. */
+  denseWeight: number;
+  /** RRF weight of the lexical leg. */
+  lexicalWeight: number;
+  /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. */
   legMin: number;
-  /** @default 3 */
+  /** See `legMin`. */
   legFactor: number;
+  /** Weight of minor (CJK unigram) query terms. */
+  minorWeight: number;
 }
 
-/** Default {@link QdrantHybridTuning} (the embedded index's defaults). */
-export const DEFAULT_QDRANT_TUNING: Readonly<QdrantHybridTuning> = Object.freeze({ rrfK: 60, legMin: 50, legFactor: 3 });
+/** Default {@link QdrantHybridTuning}: the embedded index's `DEFAULT_TUNING`, read at load. */
+export const DEFAULT_QDRANT_TUNING: Readonly<QdrantHybridTuning> = Object.freeze({
+  rrfK: DEFAULT_TUNING.rrfK,
+  denseWeight: DEFAULT_TUNING.denseWeight,
+  lexicalWeight: DEFAULT_TUNING.lexicalWeight,
+  legMin: DEFAULT_TUNING.legMin,
+  legFactor: DEFAULT_TUNING.legFactor,
+  minorWeight: DEFAULT_TUNING.minorWeight,
+});
+
+/**
+ * Qdrant's RRF query for a tuning. Qdrant scores `1 / (k + rank/w − 1)` (rank from 1), the
+ * embedded index `w / (k + rank)`: with k' = k + 1 the two agree exactly when both weights are
+ * 1; with other weights Qdrant scales the rank instead of the contribution, so the favoured leg
+ * still wins ties of rank but the two fused orders can differ further down. Weights are only
+ * sent when they are not all 1 (weighted RRF needs Qdrant ≥ 1.17; `k` needs ≥ 1.16).
+ */
+export function rrfQuery(tuning: QdrantHybridTuning): Schemas['RrfQuery'] {
+  const weighted = tuning.denseWeight !== 1 || tuning.lexicalWeight !== 1;
+  return { rrf: weighted ? { k: tuning.rrfK + 1, weights: [tuning.denseWeight, tuning.lexicalWeight] } : { k: tuning.rrfK + 1 } };
+}
 
 /**
  * How one {@link SearchQuery} is asked of Qdrant and how its answer is scored.
  *
  * - `hybrid` (dense vector and lexical terms): request 0 is the ranked query — two prefetches
  *   (dense leg and sparse lexical leg, each `legK` deep and each carrying the whole filter) fused
- *   by RRF — with the summary payload; request 1 is the dense leg alone, ids and cosines only.
+ *   by {@link rrfQuery} — with the summary payload; request 1 is the dense leg alone, ids and cosines only.
  *   A fused hit's raw relevance is its dense cosine: from request 1, or — for a hit that only the
  *   lexical leg found — computed from its stored vector (one follow-up `POST /points`).
  * - `dense`: one nearest query; the raw relevance is the cosine Qdrant returns.
@@ -47,6 +73,8 @@ export interface SearchPlan {
   unitVector: Float32Array | null;
   /** Query term weights (lexical mode). */
   terms: Map<number, number> | null;
+  /** Weight of minor terms in the lexical-only score. */
+  minorWeight: number;
   /** Whether hits carry their overview. */
   withOverview: boolean;
   /** Minimum calibrated score, or null. */
@@ -83,8 +111,9 @@ export function planSearch(query: SearchQuery, tuning: QdrantHybridTuning = DEFA
   // Building the filter first surfaces an unsupported filter even for a query with no leg.
   const filter = searchFilter(q);
   const unitVector = unit(query.vector);
-  const sparse = query.text && query.text.trim() !== '' ? sparseQuery(query.text) : null;
-  const none: SearchPlan = { mode: 'none', requests: [], limit, unitVector: null, terms: null, withOverview, threshold };
+  const sparse = query.text && query.text.trim() !== '' ? sparseQuery(query.text, tuning.minorWeight) : null;
+  const minorWeight = tuning.minorWeight;
+  const none: SearchPlan = { mode: 'none', requests: [], limit, unitVector: null, terms: null, minorWeight, withOverview, threshold };
   if (!(limit > 0) || (!unitVector && !sparse)) return none;
 
   const payload = summarySelector(withOverview);
@@ -97,6 +126,7 @@ export function planSearch(query: SearchQuery, tuning: QdrantHybridTuning = DEFA
       limit,
       unitVector,
       terms: null,
+      minorWeight,
       withOverview,
       threshold,
       requests: [
@@ -105,7 +135,7 @@ export function planSearch(query: SearchQuery, tuning: QdrantHybridTuning = DEFA
             { query: dense, using: DENSE_VECTOR, filter, limit: legK },
             { query: sparse, using: LEXICAL_VECTOR, filter, limit: legK },
           ],
-          query: { rrf: { k: tuning.rrfK } },
+          query: rrfQuery(tuning),
           limit,
           with_payload: payload,
           with_vector: false,
@@ -120,6 +150,7 @@ export function planSearch(query: SearchQuery, tuning: QdrantHybridTuning = DEFA
       limit,
       unitVector,
       terms: null,
+      minorWeight,
       withOverview,
       threshold,
       requests: [{ query: dense, using: DENSE_VECTOR, filter, limit, with_payload: payload, with_vector: false }],
@@ -130,7 +161,8 @@ export function planSearch(query: SearchQuery, tuning: QdrantHybridTuning = DEFA
     mode: 'lexical',
     limit,
     unitVector: null,
-    terms: queryTermWeights(query.text),
+    terms: queryTermWeights(query.text, tuning.minorWeight),
+    minorWeight,
     withOverview,
     threshold,
     requests: [{ query: sparse!, using: LEXICAL_VECTOR, filter, limit, with_payload: { include }, with_vector: false }],
@@ -200,7 +232,7 @@ export function hitsOf(plan: SearchPlan, answer: readonly Schemas['QueryResponse
     const legCos = new Map((answer[1]?.points ?? []).map((p) => [String(p.id), p.score] as const));
     raw = ranked.map((p) => legCos.get(String(p.id)) ?? cosines.get(String(p.id)) ?? 0);
   } else {
-    raw = ranked.map((p) => lexicalCosine(plan.terms!, numbers(p.payload?.[P.lexMain]), numbers(p.payload?.[P.lexMinor])));
+    raw = ranked.map((p) => lexicalCosine(plan.terms!, numbers(p.payload?.[P.lexMain]), numbers(p.payload?.[P.lexMinor]), plan.minorWeight));
   }
   const scores = monotoneScores(raw);
   const out: SearchHit[] = [];

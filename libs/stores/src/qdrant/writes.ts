@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Schemas } from '@qdrant/js-client-rest';
-import { sparseVector } from '@ctxmesh/embedder';
 import type { NodeRecord } from '../ports/vector-index';
 import { underAnyCondition } from './filter';
 import { pointId } from './ids';
-import { MINOR_WEIGHT } from './lexical';
+import { documentSparseVector } from './lexical';
 import { lexicalSourceOf, normalizePrefix, toPayload } from './payload';
 import { DENSE_VECTOR, LEXICAL_VECTOR, P, STATE_LIVE, STATE_STAGED } from './schema';
 
@@ -47,7 +46,7 @@ export function versionOf(records: readonly NodeRecord[]): string {
 /** One point of a record: deterministic id, dense + sparse vectors, staged payload. */
 export function pointOf(r: NodeRecord, version: string): Schemas['PointStruct'] {
   const vector: Record<string, Schemas['Vector']> = { [DENSE_VECTOR]: Array.from(r.vector) };
-  const sparse = sparseVector(lexicalSourceOf(r), MINOR_WEIGHT);
+  const sparse = documentSparseVector(lexicalSourceOf(r));
   // A point without lexical terms simply has no sparse vector (named vectors may be absent).
   if (sparse.indices.length > 0) vector[LEXICAL_VECTOR] = { indices: sparse.indices, values: sparse.values };
   return { id: pointId(r.account, r.uri, version), vector, payload: toPayload(r, version) };

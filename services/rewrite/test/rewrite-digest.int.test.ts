@@ -94,7 +94,7 @@ describe('RewriteService.RewriteDigest with a model', () => {
     expect(res).toEqual({ status: 'failed', digest: '', engine: 'model', usage: { promptTokens: 10, completionTokens: 3 } });
   });
 
-  it.each([['NO_RELEVANT_MEMORY'], ['  no_relevant_memory \n'], ['No_Relevant_Memory']])(
+  it.each([['NO_RELEVANT_MEMORY'], ['  no_relevant_memory \n'], ['No_Relevant_Memory'], [`<think>\n- draft source: ${LAUNCH}\n</think>\nNO_RELEVANT_MEMORY`]])(
     'RewriteService.RewriteDigest - model answers %j - OK no_relevant',
     async (content) => {
       provider.script({ kind: 'json', body: chatBody(content) });

@@ -1,4 +1,4 @@
-import { ChatClient, parseChatCompletion } from './chat';
+import { ChatClient, parseChatCompletion, stripReasoning } from './chat';
 import { ProviderResponseError } from './http';
 
 describe('parseChatCompletion', () => {
@@ -45,5 +45,18 @@ describe('ChatClient.requestBody', () => {
     const c = new ChatClient({ url: 'http://x/v1/chat/completions', apiKey: '', model: 'm' });
     const messages = [{ role: 'user' as const, content: 'hi' }];
     expect(c.requestBody(messages)).toEqual({ model: 'm', messages, temperature: 0, stream: false });
+  });
+});
+
+describe('stripReasoning', () => {
+  it('removes complete reasoning blocks at the start only', () => {
+    expect(stripReasoning('<think>\n- draft source: viking://x\n</think>\n\nNO_RELEVANT_MEMORY')).toBe('NO_RELEVANT_MEMORY');
+    expect(stripReasoning('<think>a</think><THINKING>b</THINKING>- kept')).toBe('- kept');
+    expect(stripReasoning('- kept <think>not leading</think>')).toBe('- kept <think>not leading</think>');
+    expect(stripReasoning('<think>never closed\n- draft')).toBe('<think>never closed\n- draft');
+  });
+
+  it('applies to parsed completions', () => {
+    expect(parseChatCompletion({ choices: [{ message: { content: '<think>hmm</think>\n{"queries": []}' } }] }).content).toBe('{"queries": []}');
   });
 });

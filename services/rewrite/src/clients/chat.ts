@@ -19,7 +19,7 @@ export interface ChatUsage {
 
 /** A parsed completion. */
 export interface ChatCompletion {
-  /** Text of the first choice. */
+  /** Text of the first choice, without a leading reasoning block (see {@link stripReasoning}). */
   content: string;
   /** Usage, or null when the provider sent none (or an unusable one). */
   usage: ChatUsage | null;
@@ -43,6 +43,20 @@ export const CHAT_TEMPERATURE = 0;
 
 const INT32_MAX = 2_147_483_647;
 
+const LEADING_REASONING = /^\s*<(think|thinking|reasoning)>[\s\S]*?<\/\1>\s*/i;
+
+/**
+ * The answer without the reasoning trace some open models put before it in the content
+ * (`<think>…</think>`, as DeepSeek-R1 or Qwen3 served by vLLM/Ollama do). Without this, bullets
+ * drafted while reasoning could reach the digest, and a final `NO_RELEVANT_MEMORY` would not be
+ * the whole output. Only complete blocks at the very start are removed; nothing else changes.
+ */
+export function stripReasoning(content: string): string {
+  let out = content;
+  for (let m = LEADING_REASONING.exec(out); m; m = LEADING_REASONING.exec(out)) out = out.slice(m[0].length);
+  return out;
+}
+
 function tokenCount(v: unknown): number | null {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) return null;
   return Math.min(INT32_MAX, Math.trunc(v));
@@ -60,11 +74,11 @@ export function parseChatCompletion(body: unknown): ChatCompletion {
   const first = b.choices[0] as { message?: { content?: unknown }; finish_reason?: unknown } | null;
   const raw = first?.message?.content;
   let content: string;
-  if (typeof raw === 'string') content = raw;
+  if (typeof raw === 'string') content = stripReasoning(raw);
   else if (Array.isArray(raw)) {
     const parts = raw.filter((p): p is { text: string } => !!p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string');
     if (parts.length === 0) throw new ProviderResponseError('choice has no text content');
-    content = parts.map((p) => p.text).join('');
+    content = stripReasoning(parts.map((p) => p.text).join(''));
   } else throw new ProviderResponseError('choice has no text content');
   let usage: ChatUsage | null = null;
   if (b.usage && typeof b.usage === 'object') {

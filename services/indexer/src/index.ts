@@ -1,1 +1,11 @@
-export {};
+export { createServer, createCore, createHandlers, type IndexerDeps, type IndexerCore } from './server';
+export { loadIndexerConfig, type IndexerConfig } from './config';
+export { startIndexer, type StartOptions as IndexerStartOptions, type RunningIndexer } from './start';
+export { main, embedderFromConfig, vectorIndexFromConfig, loadOutliner, EMBEDDED_DB_FILE } from './main';
+export { IngestConsumer, INGEST_DURABLE, INGEST_SUBJECTS, noticeOf, type IngestConsumerOptions } from './ingest/consumer';
+export { Applier, ApplyAbortedError, type ApplyResult, type ApplierOptions } from './domain/apply';
+export { WriteStatusBook, type WriteRecord, type WriteState } from './domain/status';
+export { MalformedWriteError, decodeWriteOp, validateWrite, normalizeTags, parseValidity, type ValidWrite, type WriteKind } from './domain/write';
+export { buildRecords, extractLinks, titleOf, passageUri, sidecarKind, type PendingRecord, type DocumentInput } from './domain/records';
+export { chunkPassages, MAX_PASSAGE_TOKENS } from './domain/chunk';
+export { versionHash, RECORD_SCHEMA_VERSION } from './domain/hash';

@@ -1,0 +1,103 @@
+import { common, indexer } from '@ctxmesh/proto';
+import { MalformedWriteError, decodeWriteOp, normalizeTags, parseValidity, validateWrite } from './write';
+
+function op(over: Partial<indexer.WriteOp> = {}): indexer.WriteOp {
+  return {
+    writeId: 'w1',
+    identity: { accountId: 'acme', userId: 'alice', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: '' },
+    uri: 'viking://resources/docs/a.md',
+    content: 'hello',
+    mode: indexer.WriteMode.WRITE_MODE_REPLACE,
+    validFrom: '',
+    validTo: '',
+    tags: [],
+    publishedAtMs: 0,
+    subject: '',
+    ...over,
+  };
+}
+
+function malformed(o: indexer.WriteOp): MalformedWriteError {
+  try {
+    validateWrite(o);
+  } catch (err) {
+    if (err instanceof MalformedWriteError) return err;
+    throw err;
+  }
+  throw new Error('expected MalformedWriteError');
+}
+
+describe('validateWrite', () => {
+  it('normalises a write: unset mode is replace, default workspace, URI trimmed', () => {
+    expect(validateWrite(op({ mode: indexer.WriteMode.WRITE_MODE_UNSPECIFIED, uri: ' viking://resources/docs/a.md/ ' }))).toEqual({
+      writeId: 'w1',
+      kind: 'replace',
+      uri: 'viking://resources/docs/a.md',
+      content: 'hello',
+      account: 'acme',
+      workspace: 'default',
+      subject: '',
+      tags: [],
+      validFrom: null,
+      validTo: null,
+    });
+  });
+
+  it('expands the ~ alias with the writer and derives a memory subject from the URI', () => {
+    const w = validateWrite(op({ uri: 'viking://~/memories/events/e.md' }));
+    expect(w.uri).toBe('viking://user/alice/memories/events/e.md');
+    expect(w.subject).toBe('alice');
+    expect(validateWrite(op({ uri: 'viking://~/memories/events/e.md', subject: 'carol' })).subject).toBe('carol');
+  });
+
+  it('maps every mode and drops the content of a delete', () => {
+    expect(validateWrite(op({ mode: indexer.WriteMode.WRITE_MODE_APPEND })).kind).toBe('append');
+    expect(validateWrite(op({ mode: indexer.WriteMode.WRITE_MODE_CREATE })).kind).toBe('create');
+    expect(validateWrite(op({ mode: indexer.WriteMode.WRITE_MODE_DELETE }))).toMatchObject({ kind: 'delete', content: '' });
+    expect(malformed(op({ mode: 42 as indexer.WriteMode })).field).toBe('mode');
+  });
+
+  it('uses the transport id when the op has none', () => {
+    expect(validateWrite(op({ writeId: '' }), 'msg-7').writeId).toBe('msg-7');
+  });
+
+  it('refuses a missing account, bad URIs and scope roots', () => {
+    expect(malformed(op({ identity: undefined })).field).toBe('identity');
+    expect(malformed(op({ uri: 'https://example.com/a' })).field).toBe('uri');
+    expect(malformed(op({ uri: 'viking://nope/a.md' })).field).toBe('uri');
+    expect(malformed(op({ uri: 'viking://resources/a.md#p1' })).field).toBe('uri');
+    expect(malformed(op({ uri: 'viking://resources' })).field).toBe('uri');
+    expect(malformed(op({ uri: 'viking://user/alice', mode: indexer.WriteMode.WRITE_MODE_DELETE })).field).toBe('uri');
+    expect(malformed(op({ uri: 'viking://resources/../x' })).field).toBe('uri');
+  });
+
+  it('parses validity bounds and refuses reversed or unparsable ones', () => {
+    const w = validateWrite(op({ validFrom: '2025-01-01', validTo: '2025-02-01T12:30:00+02:00' }));
+    expect(w.validFrom).toBe(Date.parse('2025-01-01T00:00:00Z'));
+    expect(w.validTo).toBe(Date.parse('2025-02-01T10:30:00Z'));
+    expect(malformed(op({ validFrom: 'yesterday' })).field).toBe('valid_from');
+    expect(malformed(op({ validFrom: '2025-03-01', validTo: '2025-02-01' })).field).toBe('valid_to');
+  });
+});
+
+describe('parseValidity', () => {
+  it('reads a zone-less date-time as UTC', () => {
+    expect(parseValidity('2025-06-01T08:00:00', 'valid_from')).toBe(Date.parse('2025-06-01T08:00:00Z'));
+    expect(parseValidity('2025-06-01 08:00Z', 'valid_from')).toBe(Date.parse('2025-06-01T08:00:00Z'));
+    expect(parseValidity('  ', 'valid_from')).toBeNull();
+  });
+});
+
+describe('normalizeTags', () => {
+  it('trims, lower-cases, drops invalid tags and lets a later value win at the first position', () => {
+    expect(normalizeTags(['Env=Prod', ' env=prod ', 'team=Search', 'bad', 'a=b=c', '=x', 'y=', 'env=dev'])).toEqual(['env=dev', 'team=search']);
+  });
+});
+
+describe('decodeWriteOp', () => {
+  it('round-trips an encoded op and refuses bytes that are not one', () => {
+    const o = op({ tags: ['k=v'] });
+    expect(decodeWriteOp(indexer.WriteOp.encode(o).finish())).toEqual(o);
+    expect(() => decodeWriteOp(new Uint8Array([0xff, 0xff, 0xff, 0xff, 0x0f]))).toThrow(MalformedWriteError);
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * A write as the indexer applies it: the bus's `indexer.WriteOp`, validated and normalised.
+ * Anything that cannot become a {@link ValidWrite} is malformed: a final answer, never retried.
+ */
+import { InvalidUriError, SCHEME, contextTypeOf, ownershipOf, resolveUri } from '@ctxmesh/kernel';
+import { indexer } from '@ctxmesh/proto';
+
+/** What a write does. */
+export type WriteKind = 'replace' | 'append' | 'create' | 'delete';
+
+/** A validated write. */
+export interface ValidWrite {
+  /** Write id ("" when the caller gave none: then no status is kept). */
+  writeId: string;
+  kind: WriteKind;
+  /** Normalised node URI. */
+  uri: string;
+  /** Content as written ("" for deletes). */
+  content: string;
+  /** Tenant account. */
+  account: string;
+  /** Workspace slug ("default" when none). */
+  workspace: string;
+  /** End-user subject: the op's, else the owner of a memory URI, else "". */
+  subject: string;
+  /** Normalised `k=v` tags (see {@link normalizeTags}). */
+  tags: string[];
+  /** Valid-time start, ms since epoch, or null (open). */
+  validFrom: number | null;
+  /** Valid-time end (exclusive), ms since epoch, or null (open). */
+  validTo: number | null;
+}
+
+/** A write that can never be applied (bad bytes, URI, mode, identity or validity). */
+export class MalformedWriteError extends Error {
+  /** @param field the offending WriteOp field (snake_case, as in the proto) */
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MalformedWriteError';
+  }
+}
+
+/**
+ * Decode a bus payload.
+ * @throws MalformedWriteError when the bytes are not a WriteOp
+ */
+export function decodeWriteOp(data: Uint8Array): indexer.WriteOp {
+  try {
+    return indexer.WriteOp.decode(data);
+  } catch (err) {
+    throw new MalformedWriteError('payload', `payload is not a ctxmesh.indexer.v1.WriteOp: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * Tags as the index stores them (context-contract §1.8): trimmed, lower-cased, exactly one `=`
+ * with both sides non-empty; the same key twice keeps the later value at the first key's
+ * position. Invalid tags are dropped, as list results drop them.
+ */
+export function normalizeTags(tags: readonly string[]): string[] {
+  const byKey = new Map<string, string>();
+  for (const raw of tags) {
+    const t = raw.trim().toLowerCase();
+    const parts = t.split('=');
+    if (parts.length !== 2) continue;
+    const [k, v] = [parts[0]!.trim(), parts[1]!.trim()];
+    if (k === '' || v === '') continue;
+    byKey.set(k, v);
+  }
+  return [...byKey].map(([k, v]) => `${k}=${v}`);
+}
+
+const ISO_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * Parse a validity bound: "" → null (open); ISO-8601 date (`2025-01-31`, midnight UTC) or date
+ * and time, UTC unless an offset is given.
+ * @returns ms since epoch, or null for ""
+ * @throws MalformedWriteError naming `field` when the text is not such a time
+ */
+export function parseValidity(text: string, field: string): number | null {
+  const s = text.trim();
+  if (s === '') return null;
+  const m = ISO_TIME.exec(s);
+  // A bare date-time has no zone: read it as UTC rather than the server's local zone.
+  const ms = m ? Date.parse(m[2] !== undefined && m[3] === undefined ? `${m[1]}T${m[2]}Z` : s.replace(' ', 'T')) : NaN;
+  if (Number.isNaN(ms)) throw new MalformedWriteError(field, `${field} must be an ISO-8601 time, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+function kindOf(mode: indexer.WriteMode): WriteKind {
+  switch (mode) {
+    case indexer.WriteMode.WRITE_MODE_UNSPECIFIED:
+    case indexer.WriteMode.WRITE_MODE_REPLACE:
+      return 'replace';
+    case indexer.WriteMode.WRITE_MODE_APPEND:
+      return 'append';
+    case indexer.WriteMode.WRITE_MODE_CREATE:
+      return 'create';
+    case indexer.WriteMode.WRITE_MODE_DELETE:
+      return 'delete';
+    default:
+      throw new MalformedWriteError('mode', `unknown write mode ${String(mode)}`);
+  }
+}
+
+/**
+ * Validate and normalise a WriteOp.
+ * - identity with a non-empty `account_id` is required (every point belongs to an account);
+ * - the URI must be a valid viking:// URI below a scope root (`viking://resources/x`,
+ *   `viking://user/{u}/x`…), without `#` (reserved for passage URIs `doc#p<i>`);
+ * - the mode must be known (unset = replace); validity bounds must parse and not be reversed.
+ * @param fallbackId the transport's message id, used when `write_id` is empty
+ * @throws MalformedWriteError
+ */
+export function validateWrite(op: indexer.WriteOp, fallbackId = ''): ValidWrite {
+  const account = op.identity?.accountId ?? '';
+  if (account === '') throw new MalformedWriteError('identity', 'identity.account_id is required');
+  let uri: string;
+  try {
+    uri = resolveUri(op.uri, op.identity?.userId || 'default');
+  } catch (err) {
+    if (err instanceof InvalidUriError) throw new MalformedWriteError('uri', err.message);
+    throw err;
+  }
+  if (uri.includes('#')) throw new MalformedWriteError('uri', `Invalid URI: ${uri} ('#' is reserved for passage URIs)`);
+  const segs = uri.slice(SCHEME.length).split('/');
+  // A scope root (or a user root) is a namespace, not a node: never written or deleted whole.
+  const minSegments = segs[0] === 'user' ? 3 : 2;
+  if (segs.length < minSegments) throw new MalformedWriteError('uri', `Invalid URI: ${uri} (a write needs a path below the scope root)`);
+  const kind = kindOf(op.mode);
+  const validFrom = parseValidity(op.validFrom, 'valid_from');
+  const validTo = parseValidity(op.validTo, 'valid_to');
+  if (validFrom !== null && validTo !== null && validFrom > validTo) {
+    throw new MalformedWriteError('valid_to', 'valid_to must not be earlier than valid_from');
+  }
+  const subject = op.subject.trim() || (contextTypeOf(uri) === 'memory' ? ownershipOf(uri).user : '');
+  return {
+    writeId: op.writeId || fallbackId,
+    kind,
+    uri,
+    content: kind === 'delete' ? '' : op.content,
+    account,
+    workspace: op.identity?.workspace.trim() || 'default',
+    subject,
+    tags: normalizeTags(op.tags),
+    validFrom,
+    validTo,
+  };
+}

@@ -1,0 +1,180 @@
+/**
+ * The ingest consumer: `ctxmesh.ingest.>` under the durable `indexer`, explicit ack.
+ *
+ * Per delivery: decode and validate the `indexer.WriteOp`; apply it; announce the outcome
+ * (`notifyDone`, so a gateway waiting with `wait:true` answers); ack only after the write has
+ * landed. Final answers are never retried: a malformed message is dead-lettered with its error
+ * (poison), a refused write (`create` on an existing URI → ALREADY_EXISTS) is announced and
+ * acked. Anything else (store or embedder down) is transient: nak with back-off, and after
+ * `maxDeliver` attempts dead-letter and announce the failure.
+ */
+import type { Consumer, Delivery, DoneNotice, EventBus } from '@ctxmesh/stores';
+import { ingestEvents } from '@ctxmesh/telemetry';
+import type { Logger } from 'pino';
+import type { Applier, ApplyResult } from '../domain/apply';
+import type { WriteStatusBook } from '../domain/status';
+import { MalformedWriteError, decodeWriteOp, validateWrite, type ValidWrite } from '../domain/write';
+
+/** Durable consumer name. */
+export const INGEST_DURABLE = 'indexer';
+/** Subjects of the ingest stream the indexer consumes. */
+export const INGEST_SUBJECTS = ['ctxmesh.ingest.>'];
+/** Upper bound of the nak back-off, ms (as the bus caps its own). */
+const MAX_BACKOFF_MS = 30_000;
+/** Keys whose last applied sequence is remembered. */
+const SEQ_MEMORY = 50_000;
+
+/** Options of {@link IngestConsumer.start}. */
+export interface IngestConsumerOptions {
+  /** Durable name. @default "indexer" */
+  durable?: string;
+  /** Subjects. @default ["ctxmesh.ingest.>"] */
+  subjects?: string[];
+  /** Attempts before a transiently failing write is dead-lettered. */
+  maxDeliver: number;
+  /** Ack wait, ms: an unacked delivery (a crashed indexer) is redelivered after it. */
+  ackWaitMs: number;
+  /** Writes applied at once (always one per URI). @default 8 */
+  concurrency?: number;
+  /** First retry delay after a transient failure, ms; doubles per attempt up to 30 s. @default 1000 */
+  retryDelayMs?: number;
+}
+
+/** Dependencies of the consumer. */
+export interface IngestConsumerDeps {
+  bus: EventBus;
+  applier: Applier;
+  book: WriteStatusBook;
+  log: Logger;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** Done notice of an apply result. */
+export function noticeOf(id: string, r: ApplyResult): DoneNotice {
+  return r.status === 'applied'
+    ? { id, status: 'applied', contentHash: r.contentHash, nodes: r.nodes }
+    : { id, status: 'failed', reason: r.reason ?? 'FAILED', message: r.message ?? '', nodes: 0 };
+}
+
+/** A running ingest consumer. */
+export class IngestConsumer {
+  private readonly lastSeq = new Map<string, number>();
+  private consumer: Consumer | null = null;
+
+  private constructor(
+    private readonly deps: IngestConsumerDeps,
+    private readonly opts: IngestConsumerOptions,
+  ) {}
+
+  /** Subscribe the durable and start handling deliveries. */
+  static async start(deps: IngestConsumerDeps, opts: IngestConsumerOptions): Promise<IngestConsumer> {
+    const c = new IngestConsumer(deps, opts);
+    c.consumer = await deps.bus.consume(
+      {
+        durable: opts.durable ?? INGEST_DURABLE,
+        subjects: opts.subjects ?? INGEST_SUBJECTS,
+        maxDeliver: opts.maxDeliver,
+        ackWaitMs: opts.ackWaitMs,
+        concurrency: opts.concurrency,
+        retryDelayMs: opts.retryDelayMs,
+      },
+      (d) => c.handle(d),
+    );
+    return c;
+  }
+
+  /** Stop taking deliveries; in-flight writes finish (and are acked) first. */
+  async stop(): Promise<void> {
+    await this.consumer?.stop();
+    this.consumer = null;
+  }
+
+  /** Handle one delivery (exposed for the bus; never throws for a write's own failure). */
+  async handle(d: Delivery): Promise<void> {
+    const log = this.deps.log;
+    let write: ValidWrite;
+    try {
+      const op = decodeWriteOp(d.message.data);
+      try {
+        write = validateWrite(op, d.message.id);
+      } catch (err) {
+        return await this.poison(d, op.writeId || d.message.id, err);
+      }
+    } catch (err) {
+      return await this.poison(d, d.message.id, err);
+    }
+
+    const key = d.message.key || write.uri;
+    const last = this.lastSeq.get(key);
+    if (last !== undefined && d.seq <= last) {
+      // A transport redelivery of a write this process already applied, after later writes
+      // of the URI: applying it again would roll the node back.
+      ingestEvents.labels('duplicate').inc();
+      log.debug({ seq: d.seq, key }, 'skipping a write already applied');
+      await d.ack();
+      return;
+    }
+
+    this.deps.book.pending(write.writeId);
+    let result: ApplyResult;
+    try {
+      result = await this.deps.applier.apply(write);
+    } catch (err) {
+      const text = errorText(err);
+      if (d.attempt >= this.opts.maxDeliver) {
+        ingestEvents.labels('dead_letter').inc();
+        log.error({ err, uri: write.uri, writeId: write.writeId, attempt: d.attempt }, 'write failed on every attempt; dead-lettered');
+        this.deps.book.settle(write.writeId, { state: 'failed', contentHash: '', nodes: 0, reason: 'UNAVAILABLE', message: text });
+        await this.notify({ id: write.writeId, status: 'failed', reason: 'UNAVAILABLE', message: text, nodes: 0 });
+        await d.deadLetter(`failed after ${d.attempt} attempts: ${text}`);
+        return;
+      }
+      ingestEvents.labels('retry').inc();
+      log.warn({ err, uri: write.uri, writeId: write.writeId, attempt: d.attempt }, 'write failed; will retry');
+      const base = this.opts.retryDelayMs ?? 1000;
+      await d.nak(Math.min(base * 2 ** (d.attempt - 1), MAX_BACKOFF_MS));
+      return;
+    }
+
+    this.remember(key, d.seq);
+    ingestEvents.labels(result.status).inc();
+    this.deps.book.settle(write.writeId, {
+      state: result.status,
+      contentHash: result.contentHash,
+      nodes: result.nodes,
+      reason: result.reason ?? '',
+      message: result.message ?? '',
+    });
+    // Announce before acking: if the ack is lost the write is redelivered and (being
+    // idempotent) announced again, whereas a notice lost after an ack would leave a waiter hanging.
+    await this.notify(noticeOf(write.writeId, result));
+    await d.ack();
+  }
+
+  private async poison(d: Delivery, id: string, err: unknown): Promise<void> {
+    if (!(err instanceof MalformedWriteError)) throw err;
+    ingestEvents.labels('poison').inc();
+    this.deps.log.error({ err, seq: d.seq, subject: d.message.subject, field: err.field }, 'malformed write; dead-lettered');
+    this.deps.book.settle(id, { state: 'failed', contentHash: '', nodes: 0, reason: 'INVALID_ARGUMENT', message: err.message });
+    await this.notify({ id, status: 'failed', reason: 'INVALID_ARGUMENT', message: err.message, nodes: 0 });
+    await d.deadLetter(err.message);
+  }
+
+  private async notify(n: DoneNotice): Promise<void> {
+    if (n.id === '') return;
+    try {
+      await this.deps.bus.notifyDone(n);
+    } catch (err) {
+      this.deps.log.warn({ err, id: n.id }, 'done notice not sent');
+    }
+  }
+
+  private remember(key: string, seq: number): void {
+    this.lastSeq.delete(key);
+    this.lastSeq.set(key, seq);
+    if (this.lastSeq.size > SEQ_MEMORY) this.lastSeq.delete(this.lastSeq.keys().next().value!);
+  }
+}

@@ -1,0 +1,53 @@
+/** TierReader.ReadTiers: read only the bodies the tiers need (context-contract §4, §5.4). */
+import { UnknownTokenizerError } from '@ctxmesh/kernel';
+import type { tierReader } from '@ctxmesh/proto';
+import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
+import type { NodeRecord } from '@ctxmesh/stores';
+import { readVisibility } from '../domain/scope';
+import { readTiers, type BodyReader } from '../domain/tiers';
+import { scopeOf } from './common';
+import type { HandlerEnv } from './env';
+
+/** Parse `detail_json` (null, a tier string or a per-category object; "" = null). */
+export function parseDetail(json: string): unknown {
+  if (json.trim() === '') return null;
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    throw new CtxError(Code.INVALID_ARGUMENT, 'BAD_DETAIL', 'detail_json is not valid JSON');
+  }
+}
+
+/** Build the ReadTiers handler. */
+export function readTiersHandler(env: HandlerEnv): Handler<tierReader.ReadTiersRequest, tierReader.ReadTiersResponse> {
+  return async (req, ctx) => {
+    const scope = scopeOf(req.identity);
+    const detail = parseDetail(req.detailJson);
+    const readBodies: BodyReader = async (uris, open) => {
+      try {
+        const got = await env.index.get(uris, readVisibility(scope, open), 'full');
+        return got.map((r) => (r ? (r as NodeRecord).body : null));
+      } catch (err) {
+        ctx.log.warn({ err, uris: uris.length }, 'body read failed; tiers degrade');
+        throw err;
+      }
+    };
+    try {
+      const res = await readTiers(
+        {
+          candidates: req.candidates,
+          maxTokens: req.maxTokens,
+          detail,
+          tokenizer: req.tokenizer || 'estimate',
+          outliner: req.codeOutline ? env.outliner : null,
+        },
+        readBodies,
+        { concurrency: env.readConcurrency, batchSize: env.readBatchSize },
+      );
+      return { items: res.items, reads: res.reads };
+    } catch (err) {
+      if (err instanceof UnknownTokenizerError) throw new CtxError(Code.INVALID_ARGUMENT, 'UNKNOWN_TOKENIZER', err.message, { cause: err });
+      throw err;
+    }
+  };
+}

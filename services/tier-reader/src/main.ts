@@ -1,0 +1,56 @@
+/**
+ * Composition root: `ctxmesh serve tier-reader`. The only file that reads process.env.
+ * (Telemetry is started by the CLI before any gRPC module loads.)
+ */
+import type { CodeOutliner } from '@ctxmesh/kernel';
+import { createOutliner } from '@ctxmesh/outline';
+import { createLogger, runMain } from '@ctxmesh/runtime';
+import type { Logger } from 'pino';
+import { loadTierReaderConfig } from './config';
+import { startTierReader } from './start';
+import { openVectorStore } from './stores/vector-store';
+
+/**
+ * Load the code outliner; a failure is logged and leaves code files with the generic document
+ * overview (the outliner is an optional quality feature, not a dependency).
+ */
+export async function loadOutliner(log: Logger): Promise<CodeOutliner | null> {
+  try {
+    return (await createOutliner()).outline;
+  } catch (err) {
+    log.warn({ err }, 'code outliner unavailable: code files get the generic document overview');
+    return null;
+  }
+}
+
+/** Run tier-reader as its own process. */
+export function main(): Promise<void> {
+  const log = createLogger({ base: { service: 'tier-reader' } });
+  return runMain('tier-reader', log, async () => {
+    const cfg = loadTierReaderConfig(process.env);
+    const outliner = cfg.TIER_READER_CODE_OUTLINE ? await loadOutliner(log) : null;
+    const store = await openVectorStore(cfg);
+    log.info({ store: store.description, outliner: outliner !== null }, 'vector store open');
+    let server;
+    try {
+      server = await startTierReader({
+        port: cfg.TIER_READER_PORT,
+        host: cfg.TIER_READER_HOST,
+        log,
+        index: store.index,
+        outliner,
+        defaultDeadlineMs: cfg.CTXMESH_DEFAULT_DEADLINE_MS,
+      });
+    } catch (e) {
+      await store.close();
+      throw e;
+    }
+    const running = server;
+    return {
+      stop: async () => {
+        await running.shutdown();
+        await store.close();
+      },
+    };
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The vector store from configuration (DESIGN §3): `CTXMESH_VECTOR=embedded` (default; SQLite
+ * file `$CTXMESH_DATA_DIR/ctxmesh.db`) or `qdrant` (`QDRANT_URL`). The tier reader never embeds,
+ * but the index's dense dimension is the embedder's: `CTXMESH_EMBEDDINGS_DIM` with an embeddings
+ * endpoint, else `CTXMESH_LEXICAL_DIM` (the built-in lexical embedder's, 256 by default), read
+ * from the same variables gather and the indexer use. Nothing falls back silently.
+ *
+ * TODO(gather, tier-reader, indexer): gather and the indexer need the same factory; it belongs
+ * in a lib (e.g. `@ctxmesh/stores`), and lives here until it moves.
+ */
+import { mkdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { env } from '@ctxmesh/runtime';
+import { EmbeddedVectorIndex, openEmbeddedDb, QdrantVectorIndex, type VectorIndex } from '@ctxmesh/stores';
+
+/** Store variables (spread into the config schema). */
+export const storeSchema = {
+  /** `embedded` (SQLite file) or `qdrant`. */
+  CTXMESH_VECTOR: env.oneOf(['embedded', 'qdrant'], 'embedded'),
+  /** Directory of the embedded SQLite file. */
+  CTXMESH_DATA_DIR: env.str('./.ctxmesh'),
+  /** Qdrant REST URL (required with `CTXMESH_VECTOR=qdrant`). */
+  QDRANT_URL: env.optUrl(['http', 'https']),
+  /** Qdrant API key. */
+  QDRANT_API_KEY: env.optStr(),
+  /** Qdrant collection. */
+  QDRANT_COLLECTION: env.str('ctxmesh_nodes'),
+  /** Embeddings endpoint: when set, the index dimension is `CTXMESH_EMBEDDINGS_DIM`. */
+  CTXMESH_EMBEDDINGS_URL: env.optUrl(['http', 'https']),
+  /** Vector length of the embedding model (required with an endpoint). */
+  CTXMESH_EMBEDDINGS_DIM: env.int(undefined, 1, 65_536).optional(),
+  /** Dimension of the built-in lexical embedder (a power of two in 64..4096). */
+  CTXMESH_LEXICAL_DIM: env.int(256, 64, 4096),
+};
+
+/** Parsed store variables. */
+export interface StoreConfig {
+  CTXMESH_VECTOR: 'embedded' | 'qdrant';
+  CTXMESH_DATA_DIR: string;
+  QDRANT_URL?: string;
+  QDRANT_API_KEY?: string;
+  QDRANT_COLLECTION: string;
+  CTXMESH_EMBEDDINGS_URL?: string;
+  CTXMESH_EMBEDDINGS_DIM?: number;
+  CTXMESH_LEXICAL_DIM: number;
+}
+
+/** Problems that involve several variables (one line each, `loadConfig` style). */
+export function storeProblems(cfg: StoreConfig): string[] {
+  const out: string[] = [];
+  if (cfg.CTXMESH_VECTOR === 'qdrant' && !cfg.QDRANT_URL) out.push('QDRANT_URL: required when CTXMESH_VECTOR=qdrant');
+  if (cfg.CTXMESH_EMBEDDINGS_URL && cfg.CTXMESH_EMBEDDINGS_DIM === undefined) out.push('CTXMESH_EMBEDDINGS_DIM: required when CTXMESH_EMBEDDINGS_URL is set');
+  const d = cfg.CTXMESH_LEXICAL_DIM;
+  if ((d & (d - 1)) !== 0) out.push(`CTXMESH_LEXICAL_DIM: must be a power of two (got ${d})`);
+  return out;
+}
+
+/** Dense dimension of the index the configuration describes. */
+export function indexDimension(cfg: StoreConfig): number {
+  return cfg.CTXMESH_EMBEDDINGS_URL ? (cfg.CTXMESH_EMBEDDINGS_DIM ?? 0) : cfg.CTXMESH_LEXICAL_DIM;
+}
+
+/** An open vector index and how to release it. */
+export interface VectorStore {
+  /** The index. */
+  index: VectorIndex;
+  /** What it is, for logs (no secrets). */
+  description: string;
+  /** Close the index (and the SQLite handle it owns). */
+  close(): Promise<void>;
+}
+
+/**
+ * Open the configured vector index.
+ * @throws when Qdrant cannot be reached, or the stored index has another dimension
+ */
+export async function openVectorStore(cfg: StoreConfig): Promise<VectorStore> {
+  const dimension = indexDimension(cfg);
+  if (cfg.CTXMESH_VECTOR === 'qdrant') {
+    const index = await QdrantVectorIndex.open({ url: cfg.QDRANT_URL, apiKey: cfg.QDRANT_API_KEY, collection: cfg.QDRANT_COLLECTION, dimension });
+    return { index, description: `qdrant ${cfg.QDRANT_URL} collection ${cfg.QDRANT_COLLECTION}`, close: () => index.close() };
+  }
+  mkdirSync(cfg.CTXMESH_DATA_DIR, { recursive: true });
+  const file = path.join(cfg.CTXMESH_DATA_DIR, 'ctxmesh.db');
+  const db = openEmbeddedDb(file);
+  let index: EmbeddedVectorIndex;
+  try {
+    index = new EmbeddedVectorIndex(db, { dimension });
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  return {
+    index,
+    description: `embedded ${file}`,
+    close: async () => {
+      await index.close();
+      db.close();
+    },
+  };
+}

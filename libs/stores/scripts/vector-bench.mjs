@@ -87,6 +87,11 @@ for (let i = existing; i < N; i++) {
   await index.replaceDocument(r.uri, [r]);
 }
 console.log(`corpus: ${N} nodes (${N - existing} written in ${((Date.now() - t0) / 1000).toFixed(1)} s) at ${path}`);
+if (N > existing) {
+  t0 = Date.now();
+  await index.optimize();
+  console.log(`optimize: ${Date.now() - t0} ms`);
+}
 
 const me = { account: 'acct', user: 'me', actorPeer: 'p1', openPeers: false, allUsers: false, workspace: null };
 const open = { ...me, actorPeer: null, openPeers: true };

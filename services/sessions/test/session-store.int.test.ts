@@ -3,6 +3,7 @@ import type Redis from 'ioredis';
 import type { SessionStore } from '@ctxmesh/stores';
 import { LuaScript, RedisSessionStore, sessionKeys } from '../src/stores/redis-session-store';
 import { describeSessionStoreContract } from '../src/stores/__tests__/session-store-contract';
+import { describeWorkspaceStoreContract } from '../src/stores/__tests__/workspace-store-contract';
 import { connectRedis, dropPrefix, testPrefix } from './redis-fixture';
 
 let redis: Redis;
@@ -28,6 +29,19 @@ describeSessionStoreContract('redis', {
   async ttlSeconds(store, key, kind, id) {
     const k = sessionKeys(key, prefixes.get(store)!);
     return redis.ttl(kind === 'budget' ? k.budget(id) : k.idem(id));
+  },
+});
+
+const wsPrefixes = new WeakMap<object, string>();
+describeWorkspaceStoreContract('redis', {
+  async make() {
+    const prefix = testPrefix();
+    const store = new RedisSessionStore({ redis, keyPrefix: prefix });
+    wsPrefixes.set(store, prefix);
+    return store;
+  },
+  async cleanup(store) {
+    await dropPrefix(redis, wsPrefixes.get(store)!);
   },
 });
 

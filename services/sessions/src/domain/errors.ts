@@ -6,7 +6,14 @@
  */
 
 /** gRPC code names the domain raises. */
-export type SessionsErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'ABORTED' | 'FAILED_PRECONDITION' | 'INTERNAL';
+export type SessionsErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'NOT_FOUND'
+  | 'ABORTED'
+  | 'FAILED_PRECONDITION'
+  | 'PERMISSION_DENIED'
+  | 'ALREADY_EXISTS'
+  | 'INTERNAL';
 
 /** Base class of every domain error. */
 export class SessionsError extends Error {
@@ -41,12 +48,30 @@ export class InvalidArgumentError extends SessionsError {
   }
 }
 
-/** An unknown session or block (NOT_FOUND / 404). */
+/** An unknown session, block or workspace (NOT_FOUND / 404). */
 export class NotFoundError extends SessionsError {
   override name = 'NotFoundError';
 
-  constructor(reason: 'SESSION_NOT_FOUND' | 'BLOCK_NOT_FOUND', message: string, metadata: Record<string, string> = {}) {
+  constructor(reason: 'SESSION_NOT_FOUND' | 'BLOCK_NOT_FOUND' | 'WORKSPACE_NOT_FOUND', message: string, metadata: Record<string, string> = {}) {
     super('NOT_FOUND', reason, message, metadata);
+  }
+}
+
+/** A resource that belongs to another account, e.g. a foreign workspace (PERMISSION_DENIED / 403). */
+export class PermissionDeniedError extends SessionsError {
+  override name = 'PermissionDeniedError';
+
+  constructor(reason: 'WORKSPACE_FOREIGN', message: string, metadata: Record<string, string> = {}) {
+    super('PERMISSION_DENIED', reason, message, metadata);
+  }
+}
+
+/** A name that another owner already holds, e.g. a workspace slug (ALREADY_EXISTS / 409). */
+export class AlreadyExistsError extends SessionsError {
+  override name = 'AlreadyExistsError';
+
+  constructor(reason: 'WORKSPACE_TAKEN', message: string, metadata: Record<string, string> = {}) {
+    super('ALREADY_EXISTS', reason, message, metadata);
   }
 }
 

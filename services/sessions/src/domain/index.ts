@@ -14,3 +14,5 @@ export * from './search';
 export * from './decompress';
 export * from './config';
 export * from './session-log';
+export * from './capture';
+export * from './workspaces';

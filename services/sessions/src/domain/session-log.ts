@@ -10,6 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import type { BudgetRecord, SessionKey, SessionMutation, SessionStore } from '@ctxmesh/stores';
 import type { AppendPlan, PlannedPrune } from './append-plan';
+import type { CapturedMessage } from './capture';
+import { archiveOverview, capturedEvents, capturedMessageCount, recentMessages } from './capture';
 import { planAppend } from './append-plan';
 import type { CompressRangeInput, CompressRangeResult } from './compress-plan';
 import { planCompress } from './compress-plan';
@@ -194,6 +196,36 @@ export interface AgentStatusInput {
   agentId: string;
   /** `idle` (resets the agent's budget) or `running`. */
   status: string;
+}
+
+/** AppendMessages output. */
+export interface AppendMessagesResult {
+  /** Seqs of the appended messages, in input order. */
+  seqs: number[];
+  /** Captured messages in the session after the call (see `capturedMessageCount`). */
+  messageCount: number;
+  head: number;
+  generation: number;
+}
+
+/** GetSearchContext input. */
+export interface SearchContextRequestInput {
+  /** Materialise a missing session (an empty log). @default false */
+  create?: boolean;
+  /** Most messages; ≤ 0 or absent means 20. */
+  limit?: number;
+}
+
+/** GetSearchContext output. */
+export interface SearchContextResult {
+  /** The session exists (after creation). */
+  exists: boolean;
+  /** This call created it. */
+  created: boolean;
+  /** Latest real user/assistant messages, oldest first. */
+  messages: CapturedMessage[];
+  /** Newest model- or human-written summary ('' when none). */
+  archiveOverview: string;
 }
 
 /** A block as GetStatus reports it. */
@@ -661,6 +693,50 @@ export class SessionLog {
       if (used >= max) return remember(refuse('budget_spent', used));
     }
     return refuse('conflict_retry_exhausted', used);
+  }
+
+  /**
+   * AppendMessages (the plugins' capture hooks): `{role, content}` pairs become
+   * `user/message` / `assistant/message` events, appended like AppendEvents (creating the
+   * session on first capture; concurrent captures race for the tail and are retried).
+   * @throws InvalidArgumentError naming `messages[i].role` / `messages[i].content`
+   */
+  async appendMessages(key: SessionKey, input: { messages: unknown }): Promise<AppendMessagesResult> {
+    checkKey(key);
+    const events = capturedEvents(input.messages);
+    const res = await this.appendEvents(key, { events });
+    const view = await this.requireView(key);
+    return { seqs: res.seqs, messageCount: capturedMessageCount(view), head: res.head, generation: res.generation };
+  }
+
+  /**
+   * GetSearchContext (context-contract §7.1, §8.1): the latest real messages and the archive
+   * overview query expansion reads. An unknown session is not an error: `exists` is false,
+   * unless `create` asks to materialise it (an empty log, get-or-create like the reference).
+   */
+  async getSearchContext(key: SessionKey, input: SearchContextRequestInput = {}): Promise<SearchContextResult> {
+    checkKey(key);
+    if (input.limit !== undefined && (typeof input.limit !== 'number' || !Number.isFinite(input.limit))) throw new InvalidArgumentError('limit', 'must be a number');
+    let loaded = await this.loadEntry(key);
+    let created = false;
+    if (!loaded) {
+      if (!input.create) return { exists: false, created: false, messages: [], archiveOverview: '' };
+      const epoch = this.newId();
+      await this.store.commit(key, {
+        expect: { head: -1, generation: 0 },
+        events: [],
+        surfaceOps: [],
+        generation: 0,
+        create: { estimatorId: CLAIM_ESTIMATOR_ID, createdAt: this.clock(), epoch },
+      });
+      loaded = await this.loadEntry(key);
+      if (!loaded) throw new Error('session missing right after its creation');
+      // A racing creator's commit also lands (as a no-op), and one that appended first makes
+      // ours stale: only the epoch we minted says that this call created the session.
+      created = loaded.entry.epoch === epoch;
+    }
+    const { view } = loaded;
+    return { exists: true, created, messages: recentMessages(view, input.limit ?? 0), archiveOverview: archiveOverview(view) };
   }
 
   /**

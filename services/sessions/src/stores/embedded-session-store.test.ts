@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import type { SessionKey, SessionStore } from '@ctxmesh/stores';
 import { EmbeddedSessionStore } from './embedded-session-store';
 import { describeSessionStoreContract } from './__tests__/session-store-contract';
+import { describeWorkspaceStoreContract } from './__tests__/workspace-store-contract';
 
 const NOW = 1_700_000_000_000;
 const dbs = new WeakMap<SessionStore, Database.Database>();
@@ -24,6 +25,19 @@ describeSessionStoreContract('embedded', {
         ? (db.prepare('SELECT expires_at AS e FROM sessions_budget WHERE skey = ? AND agent_id = ?').get(skey, id) as { e: number })
         : (db.prepare('SELECT expires_at AS e FROM sessions_idem WHERE skey = ? AND request_id = ?').get(skey, id) as { e: number });
     return (row.e - NOW) / 1000;
+  },
+});
+
+const wsDbs = new WeakMap<object, Database.Database>();
+describeWorkspaceStoreContract('embedded', {
+  async make() {
+    const db = new Database(':memory:');
+    const store = new EmbeddedSessionStore(db, { clock: () => NOW });
+    wsDbs.set(store, db);
+    return store;
+  },
+  async cleanup(store) {
+    wsDbs.get(store)?.close();
   },
 });
 

@@ -18,6 +18,7 @@ import type {
   SessionSnapshot,
   SessionStore,
 } from '@ctxmesh/stores';
+import type { WorkspaceStore } from '../domain/workspaces';
 
 /** Options of {@link EmbeddedSessionStore}. */
 export interface EmbeddedSessionStoreOptions {
@@ -50,6 +51,12 @@ CREATE TABLE IF NOT EXISTS sessions_idem (
   skey TEXT NOT NULL, request_id TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER NOT NULL,
   PRIMARY KEY (skey, request_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions_workspace (
+  slug TEXT PRIMARY KEY, account TEXT NOT NULL, created_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions_workspace_active (
+  account TEXT NOT NULL, user TEXT NOT NULL, slug TEXT NOT NULL, PRIMARY KEY (account, user)
+) WITHOUT ROWID;
 `;
 
 /** A surface cache that disagrees with a replace (a bug, never a conflict). */
@@ -76,8 +83,8 @@ interface BudgetRow {
   last_generation: number;
 }
 
-/** The embedded session store. */
-export class EmbeddedSessionStore implements SessionStore {
+/** The embedded session store (sessions and workspaces). */
+export class EmbeddedSessionStore implements SessionStore, WorkspaceStore {
   private readonly clock: () => number;
   private readonly ownsDb: boolean;
   private readonly st: ReturnType<EmbeddedSessionStore['prepare']>;
@@ -132,6 +139,13 @@ export class EmbeddedSessionStore implements SessionStore {
         `INSERT INTO sessions_idem (skey, request_id, value, expires_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (skey, request_id) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
       ),
+      claimWorkspace: db.prepare('INSERT INTO sessions_workspace (slug, account, created_at) VALUES (?, ?, ?) ON CONFLICT (slug) DO NOTHING'),
+      workspaceOwner: db.prepare<[string], { account: string }>('SELECT account FROM sessions_workspace WHERE slug = ?'),
+      setActive: db.prepare(
+        `INSERT INTO sessions_workspace_active (account, user, slug) VALUES (?, ?, ?)
+         ON CONFLICT (account, user) DO UPDATE SET slug = excluded.slug`,
+      ),
+      getActive: db.prepare<[string, string], { slug: string }>('SELECT slug FROM sessions_workspace_active WHERE account = ? AND user = ?'),
     };
   }
 
@@ -246,6 +260,24 @@ export class EmbeddedSessionStore implements SessionStore {
       return null;
     });
     return run.immediate();
+  }
+
+  async claimWorkspace(slug: string, account: string, createdAt: number): Promise<{ owner: string; created: boolean }> {
+    // One statement: the primary key makes the first claim win; a loser reads the winner.
+    const created = this.st.claimWorkspace.run(slug, account, createdAt).changes === 1;
+    return { owner: created ? account : this.st.workspaceOwner.get(slug)!.account, created };
+  }
+
+  async workspaceOwner(slug: string): Promise<string | null> {
+    return this.st.workspaceOwner.get(slug)?.account ?? null;
+  }
+
+  async setActiveWorkspace(account: string, user: string, slug: string): Promise<void> {
+    this.st.setActive.run(account, user, slug);
+  }
+
+  async getActiveWorkspace(account: string, user: string): Promise<string | null> {
+    return this.st.getActive.get(account, user)?.slug ?? null;
   }
 
   async ping(): Promise<boolean> {

@@ -20,6 +20,7 @@ import type {
   SessionSnapshot,
   SessionStore,
 } from '@ctxmesh/stores';
+import type { WorkspaceStore } from '../domain/workspaces';
 
 /** Options of {@link RedisSessionStore}. */
 export interface RedisSessionStoreOptions {
@@ -182,6 +183,14 @@ redis.call('SREM', KEYS[2], ARGV[1])
 return 1
 `;
 
+// KEYS: 1 workspace owner hash; ARGV: 1 account, 2 createdAt. The first claim wins atomically.
+const CLAIM_WORKSPACE_SCRIPT = `
+local owner = redis.call('HGET', KEYS[1], 'account')
+if owner then return {owner, 0} end
+redis.call('HSET', KEYS[1], 'account', ARGV[1], 'createdAt', ARGV[2])
+return {ARGV[1], 1}
+`;
+
 /** A Lua script run by EVALSHA, falling back to EVAL when the server does not know it yet. */
 export class LuaScript {
   readonly sha: string;
@@ -203,14 +212,27 @@ export class LuaScript {
 const commitScript = new LuaScript(COMMIT_SCRIPT);
 const putIdemScript = new LuaScript(PUT_IDEM_SCRIPT);
 const resetBudgetScript = new LuaScript(RESET_BUDGET_SCRIPT);
+const claimWorkspaceScript = new LuaScript(CLAIM_WORKSPACE_SCRIPT);
 
 function toBudget(agentId: string, v: Array<string | null>): BudgetRecord | null {
   if (v[0] === null || v[0] === undefined) return null;
   return { agentId, used: Number(v[0]), max: Number(v[1] ?? 0), lastGeneration: Number(v[2] ?? 0) };
 }
 
-/** The Redis session store. */
-export class RedisSessionStore implements SessionStore {
+/**
+ * The workspace keys: `<prefix>ws:owner:<slug>` (HASH `account`, `createdAt`) and
+ * `<prefix>ws:active:<account>:<user>` (STRING, the active slug). Each operation touches one
+ * key, so they need no hash tag.
+ */
+export function workspaceKeys(prefix = ''): { owner: (slug: string) => string; active: (account: string, user: string) => string } {
+  return {
+    owner: (slug) => `${prefix}ws:owner:${encodeKeyPart(slug)}`,
+    active: (account, user) => `${prefix}ws:active:${encodeKeyPart(account)}:${encodeKeyPart(user)}`,
+  };
+}
+
+/** The Redis session store (sessions and workspaces). */
+export class RedisSessionStore implements SessionStore, WorkspaceStore {
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly owns: boolean;
@@ -336,6 +358,23 @@ export class RedisSessionStore implements SessionStore {
   async putIdempotent(key: SessionKey, record: IdempotencyRecord): Promise<string | null> {
     const res = await putIdemScript.run(this.redis, [this.keysOf(key).idem(record.requestId)], [record.value, record.ttlSeconds]);
     return typeof res === 'string' ? res : null;
+  }
+
+  async claimWorkspace(slug: string, account: string, createdAt: number): Promise<{ owner: string; created: boolean }> {
+    const res = (await claimWorkspaceScript.run(this.redis, [workspaceKeys(this.prefix).owner(slug)], [account, createdAt])) as [string, number];
+    return { owner: res[0], created: res[1] === 1 };
+  }
+
+  async workspaceOwner(slug: string): Promise<string | null> {
+    return this.redis.hget(workspaceKeys(this.prefix).owner(slug), 'account');
+  }
+
+  async setActiveWorkspace(account: string, user: string, slug: string): Promise<void> {
+    await this.redis.set(workspaceKeys(this.prefix).active(account, user), slug);
+  }
+
+  async getActiveWorkspace(account: string, user: string): Promise<string | null> {
+    return this.redis.get(workspaceKeys(this.prefix).active(account, user));
   }
 
   async ping(): Promise<boolean> {

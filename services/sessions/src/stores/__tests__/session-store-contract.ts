@@ -62,6 +62,19 @@ export function describeSessionStoreContract(name: string, h: ContractHarness): 
       expect(await store.readSurface(KEY)).toEqual([0, 1, 2]);
     });
 
+    it('creates an empty session (no events) that a later append extends', async () => {
+      expect(await store.commit(KEY, createMutation(0))).toEqual({ status: 'ok', head: -1, generation: 0 });
+      const snap = await store.snapshot(KEY, -1);
+      expect(snap).toEqual({ meta: { head: -1, generation: 0, estimatorId: CREATE.estimatorId, createdAt: CREATE.createdAt, epoch: CREATE.epoch }, events: [] });
+      // A racing second creation matches the expectation, so it lands as a no-op that keeps
+      // the first metadata: the epoch tells the racers apart.
+      expect(await store.commit(KEY, { ...createMutation(0), create: { ...CREATE, epoch: 'epoch-2' } })).toEqual({ status: 'ok', head: -1, generation: 0 });
+      expect((await store.snapshot(KEY, -1))?.meta.epoch).toBe(CREATE.epoch);
+      const { create: _omit, ...append } = createMutation(2);
+      expect(await store.commit(KEY, append)).toEqual({ status: 'ok', head: 1, generation: 0 });
+      expect(await store.readSurface(KEY)).toEqual([0, 1]);
+    });
+
     it('refuses to create a session without create metadata', async () => {
       const { create: _omit, ...m } = createMutation(1);
       expect(await store.commit(KEY, m)).toEqual({ status: 'stale', head: -1, generation: 0 });

@@ -139,7 +139,8 @@ export class VectorRows {
       this.wasm = null;
       this.js = new Float32Array(0);
     }
-    this.ensure(1024);
+    // Small at first: a file may hold many small accounts, each with its own shard.
+    this.ensure(32);
   }
 
   /** True when the SIMD kernel is in use. */
@@ -150,7 +151,7 @@ export class VectorRows {
   /** Make room for `rows` rows. */
   ensure(rows: number): void {
     if (rows <= this.capacity) return;
-    let cap = Math.max(1024, this.capacity);
+    let cap = Math.max(32, this.capacity);
     while (cap < rows) cap *= 2;
     if (this.wasm) {
       const need = ROWS_AT + cap * this.dim * 4;

@@ -6,7 +6,7 @@ import { describeVectorIndexContract, makeRecord } from '../contract/vector-inde
 import type { Visibility } from '../ports/vector-index';
 import { type EmbeddedDb, openEmbeddedDb } from './db';
 import { UnsupportedFilterError } from './filter';
-import { EmbeddedVectorIndex, IndexDimensionMismatchError, InvalidRecordError } from './vector-index';
+import { EmbeddedVectorIndex, IndexClosedError, IndexDimensionMismatchError, IndexSchemaMismatchError, InvalidRecordError } from './vector-index';
 
 const dbs: EmbeddedDb[] = [];
 afterAll(() => {
@@ -69,6 +69,30 @@ describe('EmbeddedVectorIndex', () => {
     try {
       new EmbeddedVectorIndex(db, { dimension: 256 });
       expect(() => new EmbeddedVectorIndex(db, { dimension: 512 })).toThrow(IndexDimensionMismatchError);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses a file written with another table layout', () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      new EmbeddedVectorIndex(db, { dimension: 256 });
+      db.prepare("UPDATE vi_meta SET value = '0' WHERE key = 'schema'").run();
+      expect(() => new EmbeddedVectorIndex(db, { dimension: 256 })).toThrow(IndexSchemaMismatchError);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('fails calls after close and reports not ready, leaving the shared handle open', async () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      await index.close();
+      expect(await index.ping()).toBe(false);
+      await expect(index.search([])).rejects.toBeInstanceOf(IndexClosedError);
+      expect(db.open).toBe(true);
     } finally {
       db.close();
     }

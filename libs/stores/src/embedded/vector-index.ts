@@ -30,6 +30,25 @@ export class IndexDimensionMismatchError extends Error {
   }
 }
 
+/** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
+export class IndexSchemaMismatchError extends Error {
+  override readonly name = 'IndexSchemaMismatchError';
+  constructor(
+    readonly stored: string,
+    readonly expected: string,
+  ) {
+    super(`vector index schema ${stored} is not supported (expected ${expected}); re-index into a new file`);
+  }
+}
+
+/** A call on an index after {@link EmbeddedVectorIndex.close}. */
+export class IndexClosedError extends Error {
+  override readonly name = 'IndexClosedError';
+  constructor() {
+    super('the embedded vector index is closed');
+  }
+}
+
 /** Tuning knobs of the hybrid search (defaults tuned on MADial-Bench; see `scripts/madial-eval.mjs`). */
 export interface HybridTuning {
   /** RRF rank constant (small: the head of each leg matters most on short memories). @default 20 */
@@ -40,7 +59,7 @@ export interface HybridTuning {
   lexicalWeight: number;
   /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. @default 50 */
   legMin: number;
-  /** @default 3 */
+  /** Multiplier of the search's `limit` in the leg size (see `legMin`). @default 3 */
   legFactor: number;
   /** BM25 weight of CJK unigram terms relative to main terms. @default 0.6 */
   minorWeight: number;
@@ -259,26 +278,31 @@ interface LexResult {
 }
 
 /**
- * Embedded {@link VectorIndex}: one SQLite file (shared with the other embedded adapters).
+ * Embedded {@link VectorIndex}: one SQLite file, shared with the other embedded adapters.
  *
  * Storage: payloads in `vi_nodes`, dense vectors in a `sqlite-vec` `vec0` table (`vi_vec`),
  * lexical terms in a contentless FTS5 table (`vi_fts`) fed by the shared tokenizer of
- * `@ctxmesh/embedder` (words are stemmed; CJK runs are pre-segmented into bigrams and
- * unigrams, since FTS5's unicode61 tokenizer does not split CJK), and a change log
- * (`vi_changes`). All writes of a document happen in one transaction.
+ * `@ctxmesh/embedder` — words are stemmed; CJK runs are pre-segmented into bigrams (`main`
+ * column) and unigrams (`minor`), since FTS5's unicode61 tokenizer does not split CJK — their
+ * document frequencies (`vi_terms`) and a change log (`vi_changes`). A document's writes are one
+ * transaction, so nothing half-written is ever searchable.
  *
- * Search: every filter (tenant visibility, targets, filter tree, levels, `asOf`) and the dense
- * leg run against an in-memory columnar mirror of the metadata and vectors (the scan cache),
- * partitioned by account and sorted by URI so that a target is a binary-searched range. The
- * mirror replays `vi_changes` before each batch, so it sees every committed write of any
- * connection. The dense leg is an exact cosine scan over the rows in scope; the lexical leg is
- * FTS5 BM25. The legs are fused with reciprocal-rank fusion, which decides the order.
+ * Search: every filter (tenant visibility, targets, the filter tree, levels, `asOf`) and the
+ * dense leg run on an in-memory mirror of the metadata and vectors (the scan cache), one shard
+ * per account whose rows are kept physically sorted by URI, so a target is a contiguous slot
+ * range. The mirror replays `vi_changes` before each batch, so it sees every committed write of
+ * any connection or process. The dense leg is an exact cosine over the rows in scope, computed
+ * by a WebAssembly SIMD kernel once per distinct query vector per batch; the lexical leg is one
+ * FTS5 BM25 query per distinct text per batch over its rarest terms (a postings budget bounds
+ * its cost), filtered per search. The legs are fused by weighted reciprocal-rank fusion, which
+ * decides the order. Identical searches in a batch are run once.
  *
- * Score: the returned `score` is the dense cosine of the hit (clamped to [0, 1]), smoothed
- * into a non-increasing sequence along the fused order (pool-adjacent-violators), so it is
- * cosine-like, can be thresholded, and sorting by it reproduces the fused order. Without a
- * query vector it is the weighted set cosine between the query's and the hit's lexical terms.
- * `scoreThreshold` applies to the returned score.
+ * Score: the returned `score` is the hit's dense cosine clamped to [0, 1] and smoothed into a
+ * non-increasing sequence along the fused order (pool-adjacent-violators; see
+ * {@link monotoneScores}), so it is cosine-like, can be thresholded, and sorting by it
+ * reproduces the fused order. Without a query vector it is the weighted set cosine of the
+ * query's and the hit's lexical terms. `scoreThreshold` applies to the returned score; hits
+ * come back best first.
  */
 export class EmbeddedVectorIndex implements VectorIndex {
   readonly dimension: number;
@@ -347,7 +371,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const dim = meta('dimension');
     if (dim !== undefined && Number(dim) !== d) throw new IndexDimensionMismatchError(Number(dim), d);
     const schema = meta('schema');
-    if (schema !== undefined && schema !== SCHEMA_VERSION) throw new Error(`vector index schema ${schema} is not supported (expected ${SCHEMA_VERSION}); re-index into a new file`);
+    if (schema !== undefined && schema !== SCHEMA_VERSION) throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
     this.db.prepare("INSERT OR IGNORE INTO vi_meta(key, value) VALUES ('dimension', ?), ('schema', ?)").run(String(d), SCHEMA_VERSION);
   }
 
@@ -397,7 +421,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error('EmbeddedVectorIndex is closed');
+    if (this.closed) throw new IndexClosedError();
   }
 
   // ---------------------------------------------------------------- writes

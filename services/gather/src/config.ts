@@ -3,7 +3,7 @@
  * (`CTXMESH_VECTOR`, `CTXMESH_EMBEDDINGS_URL`, …; see `stores/vector-store.ts`).
  */
 import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
-import { storeProblems, storeSchema } from './stores/vector-store';
+import { looseStoreConfig, storeProblems, storeSchema } from './stores/vector-store';
 
 /** Schema: env var name → parser. */
 export const schema = {
@@ -25,7 +25,14 @@ export type GatherConfig = ReturnType<typeof loadGatherConfig>;
  * @throws ConfigError listing every problem
  */
 export function loadGatherConfig(e: Env) {
-  const cfg = loadConfig(schema, e);
+  let cfg;
+  try {
+    cfg = loadConfig(schema, e);
+  } catch (err) {
+    // Report the rules across variables together with the schema's own problems.
+    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...storeProblems(looseStoreConfig(e))]);
+    throw err;
+  }
   const problems = storeProblems(cfg);
   if (problems.length > 0) throw new ConfigError(problems);
   return cfg;

@@ -1,6 +1,6 @@
 /** tier-reader configuration: its port, the code outliner switch, and the vector store. */
 import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
-import { storeProblems, storeSchema } from './stores/vector-store';
+import { looseStoreConfig, storeProblems, storeSchema } from './stores/vector-store';
 
 /** Schema: env var name → parser. */
 export const schema = {
@@ -21,7 +21,14 @@ export type TierReaderConfig = ReturnType<typeof loadTierReaderConfig>;
  * @throws ConfigError listing every problem
  */
 export function loadTierReaderConfig(e: Env) {
-  const cfg = loadConfig(schema, e);
+  let cfg;
+  try {
+    cfg = loadConfig(schema, e);
+  } catch (err) {
+    // Report the rules across variables together with the schema's own problems.
+    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...storeProblems(looseStoreConfig(e))]);
+    throw err;
+  }
   const problems = storeProblems(cfg);
   if (problems.length > 0) throw new ConfigError(problems);
   return cfg;

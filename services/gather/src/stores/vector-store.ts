@@ -54,6 +54,30 @@ export interface StoreConfig {
   CTXMESH_LEXICAL_DIM: number;
 }
 
+/**
+ * The store variables of a raw environment, leniently (defaults for absent values; unparsable
+ * numbers become NaN and are left to the schema's own message), so the rules across variables
+ * can be reported together with the schema's problems.
+ */
+export function looseStoreConfig(e: Record<string, string | undefined>): StoreConfig {
+  const v = (k: string): string | undefined => {
+    const x = e[k]?.trim();
+    return x ? x : undefined;
+  };
+  const num = (k: string): number | undefined => (v(k) === undefined ? undefined : /^-?\d+$/.test(v(k) as string) ? Number(v(k)) : Number.NaN);
+  return {
+    CTXMESH_VECTOR: v('CTXMESH_VECTOR') === 'qdrant' ? 'qdrant' : 'embedded',
+    CTXMESH_DATA_DIR: v('CTXMESH_DATA_DIR') ?? './.ctxmesh',
+    QDRANT_URL: v('QDRANT_URL'),
+    QDRANT_COLLECTION: v('QDRANT_COLLECTION') ?? 'ctxmesh_nodes',
+    CTXMESH_EMBEDDINGS_URL: v('CTXMESH_EMBEDDINGS_URL'),
+    CTXMESH_EMBEDDINGS_MODEL: v('CTXMESH_EMBEDDINGS_MODEL'),
+    CTXMESH_EMBEDDINGS_DIM: num('CTXMESH_EMBEDDINGS_DIM'),
+    CTXMESH_EMBEDDINGS_TIMEOUT_MS: 10_000,
+    CTXMESH_LEXICAL_DIM: num('CTXMESH_LEXICAL_DIM') ?? 256,
+  } as StoreConfig;
+}
+
 /** Problems that involve several variables (one line each, `loadConfig` style). */
 export function storeProblems(cfg: StoreConfig): string[] {
   const out: string[] = [];
@@ -63,7 +87,7 @@ export function storeProblems(cfg: StoreConfig): string[] {
     if (cfg.CTXMESH_EMBEDDINGS_DIM === undefined) out.push('CTXMESH_EMBEDDINGS_DIM: required when CTXMESH_EMBEDDINGS_URL is set');
   }
   const d = cfg.CTXMESH_LEXICAL_DIM;
-  if ((d & (d - 1)) !== 0) out.push(`CTXMESH_LEXICAL_DIM: must be a power of two (got ${d})`);
+  if (Number.isInteger(d) && d > 0 && (d & (d - 1)) !== 0) out.push(`CTXMESH_LEXICAL_DIM: must be a power of two (got ${d})`);
   return out;
 }
 

@@ -1,0 +1,107 @@
+import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { common, indexer } from '@ctxmesh/proto';
+import { EmbeddedVectorIndex, openEmbeddedDb, type Delivery, type DoneNotice, type EmbeddedDb, type EventBus, type NodeRecord } from '@ctxmesh/stores';
+import pino from 'pino';
+import { Applier } from '../domain/apply';
+import { WriteStatusBook } from '../domain/status';
+import { IngestConsumer } from './consumer';
+
+const VIS = { account: 'acme', user: '', actorPeer: null, openPeers: true, allUsers: true, workspace: null };
+
+/** A delivery that records how it was settled. */
+function delivery(data: Uint8Array, seq: number, attempt = 1, key = 'viking://resources/a.md') {
+  const settled: Array<{ how: string; arg?: unknown }> = [];
+  const d: Delivery = {
+    message: { subject: 'ctxmesh.ingest.write', id: `m${seq}`, key, data },
+    seq,
+    attempt,
+    ack: async () => void settled.push({ how: 'ack' }),
+    nak: async (ms) => void settled.push({ how: 'nak', arg: ms }),
+    deadLetter: async (e) => void settled.push({ how: 'deadLetter', arg: e }),
+  };
+  return { d, settled };
+}
+
+function op(content: string, over: Partial<indexer.WriteOp> = {}): Uint8Array {
+  return indexer.WriteOp.encode({
+    writeId: `w-${content}`,
+    identity: { accountId: 'acme', userId: 'alice', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: '' },
+    uri: 'viking://resources/a.md',
+    content,
+    mode: indexer.WriteMode.WRITE_MODE_REPLACE,
+    validFrom: '',
+    validTo: '',
+    tags: [],
+    publishedAtMs: 0,
+    subject: '',
+    ...over,
+  }).finish();
+}
+
+describe('IngestConsumer', () => {
+  let db: EmbeddedDb;
+  let index: EmbeddedVectorIndex;
+  let notices: DoneNotice[];
+  let consumer: IngestConsumer;
+  let failStore: boolean;
+  const embedder = new LexicalEmbedder({ dimension: 256 });
+
+  beforeEach(async () => {
+    db = openEmbeddedDb(':memory:');
+    index = new EmbeddedVectorIndex(db, { dimension: 256 });
+    notices = [];
+    failStore = false;
+    const bus = {
+      consume: async () => ({ stop: async () => undefined }),
+      notifyDone: async (n: DoneNotice) => void notices.push(n),
+    } as unknown as EventBus;
+    const flaky = Object.create(index) as EmbeddedVectorIndex;
+    flaky.replaceDocument = async (u, r) => {
+      if (failStore) throw new Error('store down');
+      return index.replaceDocument(u, r);
+    };
+    const applier = new Applier({ index: flaky, embedder });
+    consumer = await IngestConsumer.start({ bus, applier, book: new WriteStatusBook(), log: pino({ level: 'silent' }) }, { maxDeliver: 3, ackWaitMs: 1000, retryDelayMs: 100 });
+  });
+  afterEach(() => db.close());
+
+  const body = async () => ((await index.get(['viking://resources/a.md'], VIS, 'full'))[0] as NodeRecord | null)?.body;
+
+  it('applies, announces, then acks', async () => {
+    const { d, settled } = delivery(op('v1'), 1);
+    await consumer.handle(d);
+    expect(settled).toEqual([{ how: 'ack' }]);
+    expect(notices).toEqual([expect.objectContaining({ id: 'w-v1', status: 'applied', nodes: 1 })]);
+    expect(await body()).toBe('v1');
+  });
+
+  it('skips a redelivery of a write older than one it already applied for the key, so the node never rolls back', async () => {
+    await consumer.handle(delivery(op('v1'), 1).d);
+    await consumer.handle(delivery(op('v2'), 2).d);
+    const late = delivery(op('v1'), 1, 2);
+    await consumer.handle(late.d);
+    expect(late.settled).toEqual([{ how: 'ack' }]);
+    expect(await body()).toBe('v2');
+  });
+
+  it('naks a transient failure with a doubling back-off, and dead-letters on the last attempt', async () => {
+    failStore = true;
+    const first = delivery(op('v1'), 1, 1);
+    await consumer.handle(first.d);
+    const second = delivery(op('v1'), 1, 2);
+    await consumer.handle(second.d);
+    expect([first.settled, second.settled]).toEqual([[{ how: 'nak', arg: 100 }], [{ how: 'nak', arg: 200 }]]);
+    expect(notices).toEqual([]);
+    const last = delivery(op('v1'), 1, 3);
+    await consumer.handle(last.d);
+    expect(last.settled).toEqual([{ how: 'deadLetter', arg: expect.stringContaining('store down') }]);
+    expect(notices).toEqual([expect.objectContaining({ id: 'w-v1', status: 'failed', reason: 'UNAVAILABLE' })]);
+  });
+
+  it('dead-letters a malformed write at once and announces it', async () => {
+    const bad = delivery(op('x', { identity: undefined }), 1);
+    await consumer.handle(bad.d);
+    expect(bad.settled).toEqual([{ how: 'deadLetter', arg: 'identity.account_id is required' }]);
+    expect(notices).toEqual([expect.objectContaining({ id: 'w-x', status: 'failed', reason: 'INVALID_ARGUMENT' })]);
+  });
+});

@@ -37,6 +37,19 @@ describe('EmbeddingCache', () => {
     expect(x[0]).toBe(y[0]);
   });
 
+  it('re-embeds under its own call when the shared in-flight call it waited on fails', async () => {
+    const c = new EmbeddingCache(8);
+    const aborted = async (): Promise<Float32Array[]> => {
+      throw new Error('aborted by its deadline');
+    };
+    const r = recorder();
+    const [first, second] = await Promise.allSettled([c.getMany(['q'], aborted), c.getMany(['q'], r.embed)]);
+    expect(first.status).toBe('rejected');
+    expect(second).toEqual({ status: 'fulfilled', value: [vec('q')] });
+    expect(r.calls).toEqual([['q']]);
+    expect(c.size).toBe(1);
+  });
+
   it('evicts the least recently used text beyond capacity', async () => {
     const c = new EmbeddingCache(2);
     const r = recorder();

@@ -38,10 +38,21 @@ export class EmbeddingCache {
     }
   }
 
+  /** Embed one text with `embed` (no in-flight sharing) and remember it. */
+  private async embedOne(text: string, embed: EmbedBatch): Promise<Float32Array> {
+    this.calls += 1;
+    this.embedded += 1;
+    const [v] = await embed([text]);
+    if (!(v instanceof Float32Array)) throw new Error('embedder returned no vector');
+    this.remember(text, v);
+    return v;
+  }
+
   /**
    * Embeddings of `texts` (duplicates allowed), in order. Cached texts are answered from the
    * cache (and refreshed as most recently used), texts being embedded by a concurrent call are
-   * awaited, and the rest are embedded in one `embed` call. A failed call is not cached.
+   * awaited (and embedded again with this caller's `embed` if that call fails), and the rest are
+   * embedded in one `embed` call. A failed call is not cached.
    */
   async getMany(texts: readonly string[], embed: EmbedBatch): Promise<Float32Array[]> {
     const missing: string[] = [];
@@ -58,7 +69,9 @@ export class EmbeddingCache {
       }
       const pending = this.inflight.get(t);
       if (pending) {
-        waits.set(t, pending);
+        // Another caller's embedding may fail for its own reasons (its deadline aborted it):
+        // then embed the text once more under this caller's own call.
+        waits.set(t, pending.catch(() => this.embedOne(t, embed)));
         continue;
       }
       missing.push(t);

@@ -196,7 +196,7 @@ describe('indexer on the in-process bus', () => {
 });
 
 describe('IndexerService over gRPC', () => {
-  it('IndexerService.ApplyWrite - new document - APPLIED and searchable', async () => {
+  it('IndexerService.ApplyWrite - new document - OK, APPLIED and searchable', async () => {
     const op = writeOp('viking://resources/rpc.md', 'Written through the synchronous path.');
     const res = await applyWrite(op);
     expect(res).toMatchObject({ status: WriteStatus.WRITE_STATUS_APPLIED, nodes: 1, errorReason: '' });
@@ -204,7 +204,7 @@ describe('IndexerService over gRPC', () => {
     expect((await writeStatus(op.writeId)).result!.status).toBe(WriteStatus.WRITE_STATUS_APPLIED);
   });
 
-  it('IndexerService.ApplyWrite - create on an existing URI - FAILED with ALREADY_EXISTS', async () => {
+  it('IndexerService.ApplyWrite - create on an existing URI - OK, status FAILED with ALREADY_EXISTS', async () => {
     await applyWrite(writeOp('viking://resources/x.md', 'one'));
     const res = await applyWrite(writeOp('viking://resources/x.md', 'two', WriteMode.WRITE_MODE_CREATE));
     expect(res).toMatchObject({ status: WriteStatus.WRITE_STATUS_FAILED, errorReason: 'ALREADY_EXISTS', nodes: 0 });
@@ -222,12 +222,12 @@ describe('IndexerService over gRPC', () => {
     await expect(applyWrite(writeOp('viking://resources/y.md', 'y'))).rejects.toMatchObject({ code: Code.UNAVAILABLE, reason: 'INDEX_UNAVAILABLE' });
   });
 
-  it('IndexerService.GetWriteStatus - unknown id - UNSPECIFIED; empty id - INVALID_ARGUMENT', async () => {
+  it('IndexerService.GetWriteStatus - unknown id, empty id - OK with UNSPECIFIED, INVALID_ARGUMENT', async () => {
     expect((await writeStatus('never-seen')).result!.status).toBe(WriteStatus.WRITE_STATUS_UNSPECIFIED);
     await expect(writeStatus('')).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
   });
 
-  it('IndexerService.GetIndexStats - documents with passages - counts of the caller account', async () => {
+  it('IndexerService.GetIndexStats - documents with passages - OK, counts of the caller's account only', async () => {
     const long = Array.from({ length: 10 }, (_, i) => `## Part ${i}\n\n` + 'words of the long document '.repeat(30)).join('\n\n');
     const big = await applyWrite(writeOp('viking://resources/big.md', long));
     await applyWrite(writeOp('viking://resources/small.md', 'small'));
@@ -243,7 +243,7 @@ describe('IndexerService over gRPC', () => {
     expect(big.nodes).toBeGreaterThan(2);
   });
 
-  it('IndexerService readiness - store or bus down - NOT_SERVING, liveness still SERVING', async () => {
+  it('grpc.health.v1.Health.Check - store or bus down - NOT_SERVING, liveness still SERVING', async () => {
     const r = running[0]!;
     expect(await checkHealth(r.address, '')).toBe(true);
     index.up = false;

@@ -227,7 +227,7 @@ describe('IndexerService over gRPC', () => {
     await expect(writeStatus('')).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT });
   });
 
-  it('IndexerService.GetIndexStats - documents with passages - OK, counts of the caller's account only', async () => {
+  it('IndexerService.GetIndexStats - documents with passages - OK, counts of the caller account only', async () => {
     const long = Array.from({ length: 10 }, (_, i) => `## Part ${i}\n\n` + 'words of the long document '.repeat(30)).join('\n\n');
     const big = await applyWrite(writeOp('viking://resources/big.md', long));
     await applyWrite(writeOp('viking://resources/small.md', 'small'));

@@ -121,12 +121,14 @@ export function formatFixed2(x: number): string {
   if (a >= 1e21) {
     // Every double this large is an integer, so its exact decimal expansion is BigInt's.
     body = `${BigInt(a).toString()}.00`;
-  } else if (a < 2 ** 48 && Number.isInteger(a * 8) && !Number.isInteger(a * 4)) {
-    // An exact tie at the third decimal means a is an odd multiple of 1/8: a·100 is exact
-    // here, so pick the even neighbour as Python does.
-    const lo = Math.floor(a * 100);
-    const n = lo % 2 === 0 ? lo : lo + 1;
-    const digits = String(n).padStart(3, '0');
+  } else if (Number.isInteger(a * 8) && !Number.isInteger(a * 4)) {
+    // An exact tie at the third decimal means a is an odd multiple of 1/8, a = m/8 with m
+    // odd (a·8 is exact: a power-of-two scale). In hundredths a = 25m/2 = k + ½ with
+    // k = ⌊25m/2⌋; Python picks the even one of k and k+1. BigInt keeps this exact where
+    // a·100 would round (a ≥ 2^53/100).
+    const k = (BigInt(a * 8) * 25n) / 2n;
+    const n = k % 2n === 0n ? k : k + 1n;
+    const digits = n.toString().padStart(3, '0');
     body = `${digits.slice(0, -2)}.${digits.slice(-2)}`;
   } else {
     body = a.toFixed(2);

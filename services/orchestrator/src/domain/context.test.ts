@@ -169,6 +169,14 @@ describe('assembleContext', () => {
     expect(calls.recordServed[0]).toMatchObject({ turn: 3, dedupTurns: 5, entries: [{ uri: 'viking://user/default/memories/events/a.md', detail: 'abstract' }, { uri: 'viking://resources/docs/api.md', detail: 'abstract' }] });
   });
 
+  it('reports no turn when the ledger answers unavailable', async () => {
+    const { ports, calls } = fakePorts();
+    ports.ledger.beginTurn = async () => ({ status: 'unavailable', turn: 0, cooledUris: [] });
+    const out = await run(request({ sessionId: 's1', dedupTurns: 5, queryExpansion: 'off' }), ports);
+    expect(out.stats.dedup).toEqual({ turns: 5, status: 'unavailable', cooled: 0, turn: null });
+    expect(calls.recordServed).toBeUndefined();
+  });
+
   it('degrades dedup when the ledger is down and still answers', async () => {
     const { ports, calls } = fakePorts({ ledgerDown: true });
     const out = await run(request({ sessionId: 's1', dedupTurns: 5, queryExpansion: 'off' }), ports);

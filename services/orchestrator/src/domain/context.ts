@@ -74,11 +74,12 @@ export async function assembleContext(
       const t = await runner.mandatory('ledger', (b) =>
         ports.ledger.beginTurn({ identity, sessionId: req.sessionId, dedupTurns: req.dedupTurns }, b),
       );
-      ledgerTurn = t.turn;
+      if (t.status !== 'unavailable') ledgerTurn = t.turn;
       if (req.dedupTurns > 0) {
         dedup.status = t.status;
-        dedup.turn = t.turn;
+        // Only a loaded ledger has a turn; proto3 sends 0 for "none" (`unavailable`).
         if (t.status === 'new' || t.status === 'ok') {
+          dedup.turn = t.turn;
           cooled = t.cooledUris;
           dedup.cooled = cooled.length;
         }

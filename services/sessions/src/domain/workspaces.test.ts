@@ -11,12 +11,13 @@ const bob = { account: 'acme', user: 'bob' };
 const eve = { account: 'globex', user: 'eve' };
 
 describe('checkSlug', () => {
-  it('accepts lowercase slugs of 1..64 characters', () => {
+  it('accepts the gateway X-Workspace shape: 1..64 letters, digits, dot, underscore, dash', () => {
     expect(checkSlug('proj-1_x')).toBe('proj-1_x');
+    expect(checkSlug('Team.B')).toBe('Team.B');
     expect(checkSlug('a'.repeat(64))).toBe('a'.repeat(64));
   });
 
-  it.each([['Proj'], ['-x'], ['a b'], ['a/b'], ['a'.repeat(65)], ['']])('rejects %j naming the field', (slug) => {
+  it.each([['-x'], ['.x'], ['a b'], ['a/b'], ['a'.repeat(65)], ['']])('rejects %j naming the field', (slug) => {
     expect(() => checkSlug(slug, 'workspace')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', field: 'workspace' }));
   });
 });

@@ -13,8 +13,11 @@ import { AlreadyExistsError, InvalidArgumentError, NotFoundError, PermissionDeni
 /** The workspace every account has. */
 export const DEFAULT_WORKSPACE = 'default';
 
-/** A slug: 1..64 of lowercase letters, digits, `_` and `-`, starting with a letter or digit. */
-export const WORKSPACE_SLUG = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/**
+ * A slug: 1..64 of letters, digits, `.`, `_` and `-`, starting with a letter or digit (the
+ * gateway's `X-Workspace` rule, so every header it accepts resolves here). Case-sensitive.
+ */
+export const WORKSPACE_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Who is asking: the account and user of the caller's identity. */
 export interface WorkspaceCaller {
@@ -58,7 +61,7 @@ function checkCaller(c: WorkspaceCaller): void {
 export function checkSlug(slug: unknown, field = 'workspace'): string {
   if (typeof slug !== 'string' || slug === '') throw new InvalidArgumentError(field, 'is required');
   if (!WORKSPACE_SLUG.test(slug)) {
-    throw new InvalidArgumentError(field, `invalid workspace slug ${JSON.stringify(slug)}: use 1 to 64 of a-z, 0-9, '_' and '-', starting with a letter or digit`, 'INVALID_WORKSPACE');
+    throw new InvalidArgumentError(field, `invalid workspace slug ${JSON.stringify(slug)}: use 1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit`, 'INVALID_WORKSPACE');
   }
   return slug;
 }

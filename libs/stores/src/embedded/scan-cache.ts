@@ -28,6 +28,18 @@ function grow<T extends Int32Array | Float64Array | Float32Array | Uint8Array>(a
   return b;
 }
 
+/** `v` scaled to unit length (a copy; a zero vector is returned as zeros). */
+export function unit(v: Float32Array): Float32Array {
+  let n2 = 0;
+  for (let i = 0; i < v.length; i++) n2 += v[i] * v[i];
+  const out = new Float32Array(v.length);
+  if (n2 > 0) {
+    const inv = 1 / Math.sqrt(n2);
+    for (let i = 0; i < v.length; i++) out[i] = v[i] * inv;
+  }
+  return out;
+}
+
 /** Half-open slot range. */
 export type SlotRange = [lo: number, hi: number];
 
@@ -58,8 +70,7 @@ export class Shard implements FilterColumns {
   updatedAt = new Float64Array(16);
   validFrom = new Float64Array(16);
   validTo = new Float64Array(16);
-  /** 1 / ‖v‖ per slot (0 for a zero vector), so a dot product becomes a cosine. */
-  invNorm = new Float32Array(16);
+  /** Unit-normalised vectors (a zero vector stays zero), so a dot product with a unit query is the cosine. */
   vectors: VectorRows;
 
   constructor(
@@ -84,7 +95,6 @@ export class Shard implements FilterColumns {
     this.updatedAt = grow(this.updatedAt, n);
     this.validFrom = grow(this.validFrom, n);
     this.validTo = grow(this.validTo, n);
-    this.invNorm = grow(this.invNorm, n);
   }
 
   /** Append a row to the tail; @returns its slot */
@@ -108,10 +118,7 @@ export class Shard implements FilterColumns {
     this.validFrom[s] = r.validFrom ?? NaN;
     this.validTo[s] = r.validTo ?? NaN;
     this.vectors.ensure(s + 1);
-    this.vectors.set(s, r.vector);
-    let n2 = 0;
-    for (let i = 0; i < r.vector.length; i++) n2 += r.vector[i] * r.vector[i];
-    this.invNorm[s] = n2 > 0 ? 1 / Math.sqrt(n2) : 0;
+    this.vectors.set(s, unit(r.vector));
     this.size = s + 1;
     return s;
   }
@@ -167,7 +174,6 @@ export class Shard implements FilterColumns {
     this.updatedAt = pick(this.updatedAt);
     this.validFrom = pick(this.validFrom);
     this.validTo = pick(this.validTo);
-    this.invNorm = pick(this.invNorm);
     this.uri = slots.map((s) => this.uri[s]);
     this.docUri = slots.map((s) => this.docUri[s]);
     this.tags = slots.map((s) => this.tags[s]);
@@ -237,7 +243,7 @@ export class Shard implements FilterColumns {
     return out;
   }
 
-  /** Copy of a slot's vector. */
+  /** Copy of a slot's (unit-normalised) vector. */
   vector(slot: number): Float32Array {
     return this.vectors.get(slot);
   }
@@ -290,6 +296,20 @@ export class ScanCache {
         continue;
       }
       for (const [id, slot] of sh.reorganize()) this.where.set(id, { shard: sh, slot });
+    }
+  }
+
+  /**
+   * After a full load in URI order, mark each shard sorted. SQLite orders by UTF-8 bytes and
+   * JavaScript by UTF-16 units, which disagree only around astral characters: a shard whose
+   * URIs are not in JavaScript order is re-sorted instead.
+   */
+  adoptLoadOrder(): void {
+    for (const sh of this.shards.values()) {
+      let ordered = true;
+      for (let i = 1; i < sh.size && ordered; i++) ordered = sh.uri[i - 1] < sh.uri[i];
+      if (ordered) sh.sortedUpTo = sh.size;
+      else for (const [id, slot] of sh.reorganize()) this.where.set(id, { shard: sh, slot });
     }
   }
 

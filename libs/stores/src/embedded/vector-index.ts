@@ -12,7 +12,7 @@ import type {
 import type { EmbeddedDb } from './db';
 import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility, defaultScopeRoots } from './filter';
 import { monotoneScores, reciprocalRankFusion } from './fusion';
-import { type CacheRow, ScanCache, Shard, type SlotRange } from './scan-cache';
+import { type CacheRow, ScanCache, Shard, type SlotRange, unit } from './scan-cache';
 
 /** A record or query that does not fit the index (wrong dimension, mixed documents, bad URI). */
 export class InvalidRecordError extends Error {
@@ -359,7 +359,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
         lexical_text TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS vi_nodes_doc ON vi_nodes(doc_uri, passage_index);
-      CREATE INDEX IF NOT EXISTS vi_nodes_account ON vi_nodes(account);
+      CREATE INDEX IF NOT EXISTS vi_nodes_account_uri ON vi_nodes(account, uri);
       CREATE TABLE IF NOT EXISTS vi_changes(seq INTEGER PRIMARY KEY AUTOINCREMENT, node_id INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS vi_terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
       CREATE VIRTUAL TABLE IF NOT EXISTS vi_vec USING vec0(embedding float[${d}] distance_metric=cosine);
@@ -400,9 +400,9 @@ export class EmbeddedVectorIndex implements VectorIndex {
       cacheRowsByIds: db.prepare(`SELECT n.id, n.uri, n.doc_uri, n.context_type, n.category, n.level, n.account, n.owner, n.peer, n.workspace, n.subject,
         n.tags, n.created_at, n.updated_at, n.valid_from, n.valid_to, v.embedding
         FROM vi_nodes n JOIN vi_vec v ON v.rowid = n.id WHERE n.id IN (SELECT value FROM json_each(?))`),
-      cacheRowsAll: db.prepare(`SELECT n.id, n.uri, n.doc_uri, n.context_type, n.category, n.level, n.account, n.owner, n.peer, n.workspace, n.subject,
-        n.tags, n.created_at, n.updated_at, n.valid_from, n.valid_to, v.embedding
-        FROM vi_vec v JOIN vi_nodes n ON n.id = v.rowid`),
+      allVectors: db.prepare('SELECT rowid, embedding FROM vi_vec').raw(),
+      allNodesSorted: db.prepare(`SELECT id, uri, doc_uri, context_type, category, level, account, owner, peer, workspace, subject,
+        tags, created_at, updated_at, valid_from, valid_to FROM vi_nodes ORDER BY account, uri`),
       summariesByIds: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
       summariesOvByIds: db.prepare(`SELECT ${SUMMARY_COLS}, overview FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
       lexTextByIds: db.prepare('SELECT id, lexical_text, abstract, body, title FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))'),
@@ -585,7 +585,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       peer: r.peer as string,
       workspace: r.workspace as string,
       subject: r.subject as string,
-      tags: JSON.parse(r.tags as string) as string[],
+      tags: r.tags === '[]' ? [] : (JSON.parse(r.tags as string) as string[]),
       createdAt: r.created_at as number,
       updatedAt: r.updated_at as number,
       validFrom: r.valid_from as number | null,
@@ -603,8 +603,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
         // First use, or this reader fell behind the pruned change log: load everything.
         c.clear();
         c.lastSeq = (this.st.maxSeq.get() as { s: number }).s;
-        for (const r of this.st.cacheRowsAll.iterate() as Iterable<Record<string, unknown>>) c.upsert(this.toCacheRow(r));
-        c.reorganize(true);
+        // vec0 is read in one sequential scan (a join would cost a vec0 lookup per row), and the
+        // nodes in (account, uri) order, which is already each shard's sorted layout.
+        const vectors = new Map<number, Buffer>();
+        for (const [id, blob] of this.st.allVectors.iterate() as Iterable<[number, Buffer]>) vectors.set(Number(id), blob);
+        for (const r of this.st.allNodesSorted.iterate() as Iterable<Record<string, unknown>>) {
+          const blob = vectors.get(r.id as number);
+          if (blob) c.upsert(this.toCacheRow({ ...r, embedding: blob }));
+        }
+        c.adoptLoadOrder();
         return;
       }
       const changes = this.st.changesSince.all(c.lastSeq) as Array<{ seq: number; node_id: number }>;
@@ -741,15 +748,10 @@ export class EmbeddedVectorIndex implements VectorIndex {
       const out = new Map<Shard, Float32Array>();
       dense.set(key, out);
       for (const [shard, { q, ranges, tail }] of byShard) {
-        let n2 = 0;
-        for (let i = 0; i < q.length; i++) n2 += q[i] * q[i];
-        const inv = 1 / Math.sqrt(n2);
+        // Rows are stored unit-length, so with a unit query the kernel's dot products are cosines.
+        const uq = unit(q);
         const scores = new Float32Array(shard.size);
-        const norms = shard.invNorm;
-        for (const [lo, hi] of mergeRanges(tail ? [...ranges, [shard.sortedUpTo, shard.size]] : ranges)) {
-          shard.vectors.dots(q, lo, hi, scores);
-          for (let i = lo; i < hi; i++) scores[i] *= inv * norms[i];
-        }
+        for (const [lo, hi] of mergeRanges(tail ? [...ranges, [shard.sortedUpTo, shard.size]] : ranges)) shard.vectors.dots(uq, lo, hi, scores);
         out.set(shard, scores);
       }
     }
@@ -773,11 +775,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
       if (cosines) {
         const top = new TopK(legK);
         const live = shard.live;
+        let floor = top.floor;
         for (const [lo, hi] of ranges) {
           for (let s = lo; s < hi; s++) {
             const c = cosines[s];
             // The floor test first: most rows lose on score before the filter is evaluated.
-            if (c > top.floor && live[s] && pred(s)) top.push(s, c);
+            if (c > floor && live[s] && pred(s)) {
+              top.push(s, c);
+              floor = top.floor;
+            }
           }
         }
         for (const s of tail) if (pred(s)) top.push(s, cosines[s]);

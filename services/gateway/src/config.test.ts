@@ -28,8 +28,8 @@ describe('loadGatewayConfig', () => {
 
   it('builds the api_key table', () => {
     const c = loadGatewayConfig({ CTXMESH_AUTH_MODE: 'api_key', CTXMESH_API_KEYS: 'k1=acme:alice, k2=acme:bob:admin' });
-    expect(c.auth.mode).toBe('api_key');
-    const keys = (c.auth as { keys: Map<string, unknown> }).keys;
+    if (c.auth.mode !== 'api_key') throw new Error('expected api_key mode');
+    const keys = c.auth.keys as ReadonlyMap<string, unknown>;
     expect(keys.get('k1')).toEqual({ accountId: 'acme', userId: 'alice', role: 'user' });
     expect(keys.get('k2')).toEqual({ accountId: 'acme', userId: 'bob', role: 'admin' });
   });

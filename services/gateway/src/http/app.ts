@@ -5,7 +5,7 @@
  */
 import type { EventBus } from '@ctxmesh/stores';
 import { httpDuration } from '@ctxmesh/telemetry';
-import { fastify, type FastifyInstance } from 'fastify';
+import { fastify, LogController, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { OrchestratorClient } from '../clients/orchestrator';
 import type { SessionsClient } from '../clients/sessions';
@@ -59,7 +59,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     requestIdHeader: false,
     // The contract's echo rule (§1.1) is the request id of logs, traces and downstream calls.
     genReqId: (req) => requestIdFrom(req.headers as HeaderBag),
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;

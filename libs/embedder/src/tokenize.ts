@@ -269,9 +269,10 @@ export interface SparseVector {
  * Sparse lexical vector of `text` for engines that apply IDF themselves (Qdrant's `idf`
  * modifier): `main` terms weigh `1 + ln tf`, `minor` terms `minorWeight · (1 + ln tf)`.
  * Two different terms hashing to the same id have their weights added.
- * @param minorWeight weight of CJK unigrams relative to main terms; @default 0.3
+ * @param minorWeight weight of CJK unigrams relative to main terms (the embedded index's BM25
+ *   uses the same value); @default 0.6
  */
-export function sparseVector(text: string, minorWeight = 0.3): SparseVector {
+export function sparseVector(text: string, minorWeight = 0.6): SparseVector {
   const { main, minor } = lexicalTerms(text);
   const tf = new Map<number, number>();
   const add = (terms: string[], w: number): void => {

@@ -761,7 +761,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
         picked.push(picked[same[qi]]);
         return;
       }
-      const { shard, roots, pred, ranges, tail } = plans[qi];
+      const { shard, pred, ranges, tail } = plans[qi];
       const limit = Math.floor(q.limit);
       if (!shard || !(limit > 0)) {
         picked.push({ slots: [], scores: [], shard });

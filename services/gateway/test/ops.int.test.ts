@@ -1,9 +1,12 @@
 /** Operations routes, headers and auth modes, over real gRPC fakes. */
-import { checkHealth } from '@ctxmesh/rpc';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkHealth, closeHealthClients } from '@ctxmesh/rpc';
+import { InProcEventBus } from '@ctxmesh/stores';
 import { eventually } from '@ctxmesh/testing';
 import { EMPTY_SEARCH, harness, type Harness } from './fakes';
 import { runReadiness } from '../src/routes/ops';
-import { buildApp } from '../src';
+import { buildApp, startGateway } from '../src';
 import pino from 'pino';
 
 describe('operations', () => {
@@ -185,5 +188,32 @@ describe('orchestrator down', () => {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe('startGateway', () => {
+  afterAll(() => closeHealthClients());
+
+  it('startGateway - port 0 with live downstreams - /health and /ready answer 200 over HTTP, stop is idempotent', async () => {
+    const h = await harness();
+    const bus = new InProcEventBus({ subjects: ['ctxmesh.ingest.>'] });
+    const gw = await startGateway({ port: 0, log: pino({ level: 'silent' }), orchestratorAddr: h.orch.address, sessionsAddr: h.sess.address, bus });
+    try {
+      expect(gw.port).toBeGreaterThan(0);
+      expect(gw.url).toBe(`http://127.0.0.1:${gw.port}`);
+      const health = await fetch(`${gw.url}/health`, { headers: { authorization: 'Bearer x' } });
+      expect(health.status).toBe(200);
+      const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+      expect(await health.json()).toEqual({ status: 'ok', healthy: true, version: pkg.version });
+      await eventually(async () => (await fetch(`${gw.url}/ready`)).status === 200);
+      const ready = await (await fetch(`${gw.url}/ready`)).json();
+      expect(ready.checks).toEqual({ orchestrator: true, sessions: true, event_bus: true });
+    } finally {
+      await gw.stop();
+      await gw.stop();
+      await bus.close();
+      await h.close();
+    }
+    await expect(fetch(`${gw.url}/health`)).rejects.toThrow();
   });
 });

@@ -294,8 +294,14 @@ describe('POST /api/v1/search/recall', () => {
 
 describe('request budget', () => {
   it('POST /api/v1/search/search - downstream outlives X-Request-Timeout-Ms - 504 and the downstream call is cancelled', async () => {
-    h.orch.script.assembleContext = (_req, ctx) => untilAborted(ctx);
+    let remaining = Infinity;
+    h.orch.script.assembleContext = (_req, ctx) => {
+      remaining = ctx.budget.remainingMs();
+      return untilAborted(ctx);
+    };
     const res = await post('/api/v1/search/search', { query: 'q', mode: 'context' }, { 'x-request-timeout-ms': '300', 'x-request-id': 'req-504' });
+    // The gateway's deadline travelled with the call (grpc-timeout), so the downstream never had more.
+    expect(remaining).toBeLessThanOrEqual(300);
     expect(res.statusCode).toBe(504);
     expect(res.json()).toEqual({
       status: 'error',

@@ -1,6 +1,6 @@
 /**
  * Benchmark (not a test): range computation at 1k, 10k and 100k events, and one overflow
- * recovery on a 2,000-event session on Redis.
+ * recovery on a 2,000-event session on Redis, in process and through the gRPC service.
  *
  *   npx tsc -p services/sessions/test/bench/tsconfig.json
  *   REDIS_URL=redis://127.0.0.1:6379 NODE_PATH=$PWD/node_modules \
@@ -11,11 +11,16 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import Redis from 'ioredis';
+import { sessions } from '@ctxmesh/proto';
+import { Budget, callUnary, connect, startServer } from '@ctxmesh/rpc';
+import pino from 'pino';
 import type { LogEvent } from '../../src/domain/events';
 import { buildView } from '../../src/domain/projection';
 import { computeCompressibleRanges } from '../../src/domain/ranges';
 import { CONTEXT_WINDOW_EXCEEDED } from '../../src/domain/recovery';
 import { SessionLog } from '../../src/domain/session-log';
+import { Workspaces } from '../../src/domain/workspaces';
+import { createServer } from '../../src/server';
 import { EmbeddedSessionStore } from '../../src/stores/embedded-session-store';
 import { RedisSessionStore } from '../../src/stores/redis-session-store';
 
@@ -120,9 +125,75 @@ async function recoveryBench(): Promise<void> {
   }
 }
 
+/**
+ * RecoverOverflow through the RPC (client → gRPC → handler → domain → Redis Lua → back) on a
+ * 2,000-event session. Cold: a freshly started server (channel already open) that has never
+ * read the session. Warm: further agents' overflows on the same server, cache up to date.
+ */
+async function recoveryRpcBench(): Promise<void> {
+  const url = process.env.REDIS_URL;
+  if (!url) throw new Error('REDIS_URL is required for the recovery benchmark');
+  const redis = new Redis(url);
+  const prefix = `bench:sessions:${randomUUID()}:`;
+  const log = pino({ level: 'silent' });
+  const store = new RedisSessionStore({ redis, keyPrefix: prefix });
+  try {
+    const events = session(2_000);
+    const cold: number[] = [];
+    const warm: number[] = [];
+    for (let r = 0; r < 7; r++) {
+      const sessionId = `rpc${r}`;
+      const key = { account: 'bench', user: 'u', sessionId };
+      const writer = new SessionLog({ store });
+      for (let i = 0; i < events.length; i += 500) await writer.appendEvents(key, { events: events.slice(i, i + 500) });
+      const server = await startServer({
+        domain: 'sessions',
+        services: [createServer({ sessions: new SessionLog({ store }), workspaces: new Workspaces(store), log })],
+        port: 0,
+        log,
+      });
+      const client = connect(sessions.SessionsServiceClient, server.address);
+      const identity = { accountId: 'bench', userId: 'u', role: 0, actorPeerId: '', workspace: '', requestId: '' };
+      const recover = (requestId: string, agentId: string) =>
+        callUnary(
+          client.recoverOverflow.bind(client),
+          sessions.RecoverOverflowRequest.fromPartial({ identity, sessionId, requestId, agentId, failure: { code: CONTEXT_WINDOW_EXCEEDED } }),
+          Budget.ofMs(30_000),
+          { domain: 'sessions' },
+        );
+      try {
+        // Open the channel first: the cold number is the session's first load, not TCP + HTTP/2 setup.
+        await callUnary(client.getActiveWorkspace.bind(client), sessions.GetActiveWorkspaceRequest.fromPartial({ identity }), Budget.ofMs(30_000), { domain: 'sessions' });
+        const [tc, res] = await timeAsync(() => recover('a', 'x'));
+        if (res.reason !== 'compacted') throw new Error(`unexpected ${res.reason}`);
+        cold.push(tc);
+        // Warm: further agents' overflows on the same server (cache current, code paths hot).
+        for (let w = 0; w < 5; w++) {
+          const [tw, res2] = await timeAsync(() => recover(`w${w}`, `agent-${w}`));
+          if (res2.reason !== 'compacted') throw new Error(`unexpected ${res2.reason}`);
+          warm.push(tw);
+        }
+      } finally {
+        client.close();
+        await server.shutdown();
+      }
+    }
+    console.log(JSON.stringify({ bench: 'recover-overflow-redis-rpc', events: 2_000, coldMs: +median(cold).toFixed(2), warmMs: +median(warm).toFixed(2) }));
+  } finally {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+    await redis.quit();
+  }
+}
+
 async function main(): Promise<void> {
   rangesBench();
   await recoveryBench();
+  await recoveryRpcBench();
 }
 
 main().catch((e: unknown) => {

@@ -51,6 +51,14 @@ describe('operations', () => {
     expect(res.headers['x-request-id']).toBeDefined();
   });
 
+  it('GET /%zz - malformed URL rejected before routing - 400 envelope with the usual headers', async () => {
+    const res = await h.app.inject({ method: 'GET', url: '/%zz', headers: { 'x-request-id': 'bad-url-1' } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ status: 'error', error: { code: 'INVALID_ARGUMENT', details: { reason: 'FST_ERR_BAD_URL', request_id: 'bad-url-1' } } });
+    expect(res.headers['x-request-id']).toBe('bad-url-1');
+    expect(res.headers['x-process-time']).toBeDefined();
+  });
+
   it('POST /api/v1/search/find - api_key mode without a key - 401 UNAUTHENTICATED', async () => {
     const res = await h.app.inject({ method: 'POST', url: '/api/v1/search/find', payload: { query: 'q' } });
     expect(res.statusCode).toBe(401);

@@ -5,7 +5,7 @@
  */
 import type { EventBus } from '@ctxmesh/stores';
 import { httpDuration } from '@ctxmesh/telemetry';
-import { fastify, LogController, type FastifyInstance } from 'fastify';
+import { fastify, LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { OrchestratorClient } from '../clients/orchestrator';
 import type { SessionsClient } from '../clients/sessions';
@@ -62,6 +62,11 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
     return503OnClosing: true,
+    // Failures before routing (a malformed URL) skip the hooks: answer them in the same shape.
+    frameworkErrors: (err, request, reply) => {
+      const r = renderError(err, request.id);
+      void (reply as unknown as FastifyReply).code(r.status).header('x-request-id', request.id).header('x-process-time', '0.0').send(r.body);
+    },
   }) as unknown as FastifyInstance;
 
   app.decorateRequest('gw', null as never);

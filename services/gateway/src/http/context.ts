@@ -44,6 +44,8 @@ export function initRequestState(request: FastifyRequest, reply: FastifyReply): 
 
 /** Milliseconds since the request arrived. */
 export function elapsedMs(request: FastifyRequest): number {
+  // A request Fastify rejects before routing (a malformed URL) never ran onRequest.
+  if (!request.gw) return 0;
   return Number(process.hrtime.bigint() - request.gw.startedAt) / 1e6;
 }
 

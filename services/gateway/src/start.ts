@@ -1,7 +1,7 @@
 /** Start the gateway on a port (used by main.ts and by the all-in-one launcher). */
 import { checkHealth } from '@ctxmesh/rpc';
 import type { EventBus } from '@ctxmesh/stores';
-import type { Logger } from 'pino';
+import type { Logger } from '@ctxmesh/runtime';
 import { orchestratorClient } from './clients/orchestrator';
 import { sessionsClient } from './clients/sessions';
 import type { DeadlineConfig } from './config';

@@ -6,7 +6,7 @@
 import type { EventBus } from '@ctxmesh/stores';
 import { httpDuration } from '@ctxmesh/telemetry';
 import { fastify, LogController, type FastifyInstance, type FastifyReply } from 'fastify';
-import type { Logger } from 'pino';
+import type { Logger } from '@ctxmesh/runtime';
 import type { OrchestratorClient } from '../clients/orchestrator';
 import type { SessionsClient } from '../clients/sessions';
 import type { DeadlineConfig } from '../config';

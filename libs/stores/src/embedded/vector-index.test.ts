@@ -48,6 +48,31 @@ describe('EmbeddedVectorIndex', () => {
     }
   });
 
+  it('reloads a reader that fell behind the pruned change log', async () => {
+    const path = join(dir, 'ctx.db');
+    const dbA = openEmbeddedDb(path);
+    const dbB = openEmbeddedDb(path);
+    try {
+      const writer = new EmbeddedVectorIndex(dbA, { dimension: 256, changeLogKeep: 5 });
+      const reader = new EmbeddedVectorIndex(dbB, { dimension: 256, changeLogKeep: 5 });
+      const q = { visibility: vis, vector: null, text: 'otter', targets: [], filter: null, limit: 50 };
+      await writer.replaceDocument('viking://resources/o0.md', [makeRecord(embedder, 'a', 'viking://resources/o0.md', 'otter zero')]);
+      expect((await reader.search([q]))[0]).toHaveLength(1);
+      // 30 more writes and a delete: far more than the 5 change-log rows kept.
+      for (let i = 1; i <= 30; i++) {
+        const uri = `viking://resources/o${i}.md`;
+        await writer.replaceDocument(uri, [makeRecord(embedder, 'a', uri, `otter number ${i}`)]);
+      }
+      await writer.deleteDocument('viking://resources/o0.md');
+      expect(Number((dbA.prepare("SELECT value FROM vi_meta WHERE key = 'pruned_through'").get() as { value: string }).value)).toBeGreaterThan(1);
+      const [hits] = await reader.search([q]);
+      expect(hits.map((h) => h.node.uri).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `viking://resources/o${i + 1}.md`).sort());
+    } finally {
+      dbA.close();
+      dbB.close();
+    }
+  });
+
   it('keeps its data across reopening the file', async () => {
     const path = join(dir, 'ctx.db');
     const db1 = openEmbeddedDb(path);

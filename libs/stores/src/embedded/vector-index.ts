@@ -70,8 +70,8 @@ export interface HybridTuning {
   /**
    * Postings budget of one lexical query: terms are added rarest first while the sum of their
    * document frequencies stays within it (the rarest term is always kept). Bounds the BM25 cost
-   * on large corpora (FTS5 spends about 2 µs per matched row); small corpora keep every term.
-   * @default 4000
+   * on large corpora (FTS5 spends about 1.6 µs per matched row, so the default holds the
+   * lexical leg near 3 ms); small corpora keep every term. @default 2000
    */
   maxQueryPostings: number;
 }
@@ -82,6 +82,11 @@ export interface EmbeddedVectorIndexOptions {
   dimension: number;
   /** Hybrid-search tuning overrides. */
   tuning?: Partial<HybridTuning>;
+  /**
+   * Change-log rows kept for other readers of the file; a reader that falls further behind
+   * reloads its scan cache from the tables. @default 20000
+   */
+  changeLogKeep?: number;
 }
 
 /** Default {@link HybridTuning}. */
@@ -94,13 +99,11 @@ export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
   minorWeight: 0.6,
   maxQueryTerms: 48,
   maxTermDocFraction: 0.5,
-  maxQueryPostings: 4_000,
+  maxQueryPostings: 2_000,
 });
 
 /** Version of the table layout below; a file with another version is refused. */
 const SCHEMA_VERSION = '2';
-/** Change-log rows kept before pruning (readers further behind reload everything). */
-const CHANGE_LOG_KEEP = 20_000;
 
 const SUMMARY_COLS =
   'id, uri, doc_uri, parent_uri, context_type, category, level, account, owner, peer, workspace, subject, tags, created_at, updated_at, valid_from, valid_to, title, abstract, content_hash, passage_index, links';
@@ -307,6 +310,7 @@ interface LexResult {
 export class EmbeddedVectorIndex implements VectorIndex {
   readonly dimension: number;
   private readonly tuning: HybridTuning;
+  private readonly changeLogKeep: number;
   private readonly cache: ScanCache;
   private closed = false;
   private readonly st: ReturnType<EmbeddedVectorIndex['prepare']>;
@@ -322,6 +326,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
     this.dimension = opts.dimension;
     this.tuning = { ...DEFAULT_TUNING, ...opts.tuning };
+    this.changeLogKeep = Math.max(1, Math.floor(opts.changeLogKeep ?? 20_000));
     this.migrate();
     this.st = this.prepare();
     this.cache = new ScanCache(this.dimension);
@@ -483,8 +488,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private pruneLog(): void {
     const max = (this.st.maxSeq.get() as { s: number }).s;
     const pruned = Number((this.st.prunedThrough.get() as { value: string } | undefined)?.value ?? 0);
-    if (max - pruned > 2 * CHANGE_LOG_KEEP) {
-      const upTo = max - CHANGE_LOG_KEEP;
+    if (max - pruned > 2 * this.changeLogKeep) {
+      const upTo = max - this.changeLogKeep;
       this.st.prune.run(upTo);
       this.st.setPruned.run(String(upTo));
     }

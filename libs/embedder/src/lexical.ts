@@ -5,6 +5,13 @@ import { hash32, isCjkStopChar, isStopWord, segmentText, stemWord } from './toke
 export interface LexicalFeatureWeights {
   /** Stemmed non-stop word. @default 1 */
   word: number;
+  /**
+   * Multiplier of `word` for a word the text capitalises (names, titles, acronyms — in Chinese
+   * or Japanese text, typically the Latin-script names and terms): they carry more of a text's
+   * identity than an average word, and in CJK text a Latin word is one feature against the
+   * several overlapping n-grams of a CJK word. @default 2
+   */
+  capitalizedWord: number;
   /** Two consecutive non-stop words. @default 0.2 */
   wordBigram: number;
   /** One character 3-gram inside a word of ≥ 4 letters (`^ma`, `mag`, …, `ic$`). @default 0.2 */
@@ -35,6 +42,7 @@ export interface LexicalEmbedderOptions {
 /** Default feature weights (tuned on MADial-Bench, English and Chinese). */
 export const DEFAULT_LEXICAL_WEIGHTS: Readonly<LexicalFeatureWeights> = Object.freeze({
   word: 1,
+  capitalizedWord: 2,
   wordBigram: 0.2,
   charGram: 0.2,
   cjkUnigram: 0.4,
@@ -124,7 +132,7 @@ export class LexicalEmbedder implements Embedder {
       const word = seg.text;
       if (isStopWord(word)) continue;
       const stem = stemWord(word);
-      add('w:' + stem, this.w.word);
+      add('w:' + stem, seg.capitalized ? this.w.word * this.w.capitalizedWord : this.w.word);
       if (prevStem !== null) add('b:' + prevStem + ' ' + stem, this.w.wordBigram);
       prevStem = stem;
       if (word.length >= 4) {

@@ -9,21 +9,30 @@ describe('normalizeText', () => {
 describe('segmentText', () => {
   it('splits words at punctuation and keeps CJK runs apart from Latin words', () => {
     expect(segmentText('Redis连接超时, retry!')).toEqual([
-      { kind: 'word', text: 'redis' },
+      { kind: 'word', text: 'redis', capitalized: true },
       { kind: 'cjk', text: '连接超时' },
-      { kind: 'word', text: 'retry' },
+      { kind: 'word', text: 'retry', capitalized: false },
     ]);
   });
 
   it('drops apostrophes inside words instead of splitting', () => {
     expect(segmentText("Bart’s don't")).toEqual([
-      { kind: 'word', text: 'barts' },
-      { kind: 'word', text: 'dont' },
+      { kind: 'word', text: 'barts', capitalized: true },
+      { kind: 'word', text: 'dont', capitalized: false },
     ]);
   });
 
   it('ends a CJK run at a particle such as 的', () => {
     expect(segmentText('我的猫').map((s) => s.text)).toEqual(['我', '猫']);
+  });
+
+  it('marks capitalised words and folds case per word', () => {
+    expect(segmentText('NASA launched ΟΔΟΣ today').map((x) => [x.text, x.capitalized])).toEqual([
+      ['nasa', true],
+      ['launched', false],
+      ['οδος', true],
+      ['today', false],
+    ]);
   });
 
   it('treats kana and Hangul as CJK', () => {

@@ -18,6 +18,8 @@ export interface Segment {
   kind: 'word' | 'cjk';
   /** The normalised text of the run (a word's surface form, unstemmed; a CJK run's characters). */
   text: string;
+  /** For words: the source spelled it with an upper-case first letter (a name, title or acronym). */
+  capitalized?: boolean;
 }
 
 // Han (incl. extension A and compatibility ideographs), Hiragana, Katakana (+ phonetic
@@ -65,16 +67,22 @@ export function isCjkChar(ch: string): boolean {
 }
 
 /**
- * Split text into word and CJK segments after {@link normalizeText}. Punctuation, symbols and
- * spaces separate segments and are dropped. Words keep their surface form here.
+ * Split text into word and CJK segments, normalised as {@link normalizeText} does. Punctuation,
+ * symbols and spaces separate segments and are dropped. Words keep their (lower-cased) surface
+ * form here, and whether the source capitalised them.
  */
 export function segmentText(text: string): Segment[] {
   const out: Segment[] = [];
-  const norm = normalizeText(text);
+  // Case is folded per word, not up front, so each word can remember its capitalisation.
+  const norm = text.normalize('NFKC');
   let word = '';
   let cjk = '';
   const flushWord = (): void => {
-    if (word !== '') out.push({ kind: 'word', text: word });
+    if (word !== '') {
+      const lower = word.toLowerCase();
+      const first = word[0];
+      out.push({ kind: 'word', text: lower, capitalized: first !== first.toLowerCase() });
+    }
     word = '';
   };
   const flushCjk = (): void => {

@@ -4,6 +4,7 @@
  */
 import { sessions } from '@ctxmesh/proto';
 import { Budget, callUnary, Code, connect } from '@ctxmesh/rpc';
+import { sessionsLogPort, type SessionsLogPort } from '../routes/sessions-log';
 
 const DOMAIN = 'sessions';
 
@@ -15,6 +16,8 @@ export interface SessionsClient {
    * NOT_FOUND, PERMISSION_DENIED and FAILED_PRECONDITION describe the caller's session.
    */
   appendMessages(req: sessions.AppendMessagesRequest, budget: Budget): Promise<sessions.AppendMessagesResponse>;
+  /** The session-log operations (overflow-recovery §3.3) behind `/api/v1/sessions/{sid}/…`; absent in tests that do not mount them. */
+  log?: SessionsLogPort;
   /** Close the channel. */
   close(): void;
 }
@@ -30,6 +33,7 @@ export function sessionsClient(address: string): SessionsClient {
         retry: false,
         requestId: req.identity?.requestId,
       }),
+    log: sessionsLogPort(c),
     close: () => c.close(),
   };
 }

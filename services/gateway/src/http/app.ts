@@ -16,6 +16,7 @@ import { contentRoutes } from '../routes/content';
 import { opsRoutes, type ReadinessCheck } from '../routes/ops';
 import { searchRoutes } from '../routes/search';
 import { sessionRoutes } from '../routes/sessions';
+import { sessionsLogRoutes } from '../routes/sessions-log';
 import { disposeRequestState, elapsedMs, initRequestState } from './context';
 import { renderError } from './errors';
 import { JsonBodyError, parseBody } from './json';
@@ -115,6 +116,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     searchRoutes(api, deps);
     contentRoutes(api, deps);
     sessionRoutes(api, deps);
+    if (deps.sessions.log) await sessionsLogRoutes(api, { sessions: deps.sessions.log, deadlines: deps.deadlines });
   });
   return app;
 }

@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+/**
+ * The `ctxmesh` command.
+ *
+ *   ctxmesh start                 every service in one process (embedded stores), gateway on HTTP
+ *   ctxmesh serve <service>       one service, as a container runs it
+ *   ctxmesh ingest <dir>          load a folder (progress bar, summary)
+ *   ctxmesh search "<query>"      print what an agent would get (--mode list|context|find)
+ *   ctxmesh probe <target>        health probe for containers: http://host:port or host:port (gRPC)
+ *
+ * Telemetry starts before any gRPC/HTTP module is loaded, so service modules are required
+ * lazily after it.
+ */
+import { startTelemetry } from '@ctxmesh/telemetry';
+
+const SERVICES = ['gateway', 'orchestrator', 'gather', 'tier-reader', 'budget-render', 'ledger', 'rewrite', 'sessions', 'indexer'] as const;
+
+const USAGE = `usage:
+  ctxmesh start                          run the whole mesh in one process (data in $CTXMESH_DATA_DIR, default ./.ctxmesh)
+  ctxmesh serve <service>                run one service: ${SERVICES.join(', ')}
+  ctxmesh ingest <dir> [--user U] [--prefix viking://resources/x] [--url URL] [--concurrency N]
+  ctxmesh search "<query>" [--mode list|context|find] [--limit N] [--max-tokens N] [--purpose chat|coding] [--target URI] [--json] [--url URL]
+  ctxmesh probe <http://host:port | host:port>   exit 0 when healthy (container health checks)
+  ctxmesh --version`;
+
+/** Parse `--flag value` pairs and positionals. */
+export function parseArgs(argv: string[]): { positionals: string[]; flags: Record<string, string | true> } {
+  const positionals: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith('--')) {
+      const [k, v] = a.slice(2).split('=', 2);
+      if (v !== undefined) flags[k] = v;
+      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags[k] = argv[++i];
+      else flags[k] = true;
+    } else positionals.push(a);
+  }
+  return { positionals, flags };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  const { positionals, flags } = parseArgs(rest);
+  switch (cmd) {
+    case 'start': {
+      const telemetry = startTelemetry('ctxmesh');
+      const { runAllInOne } = require('./start') as typeof import('./start');
+      await runAllInOne(process.env, telemetry);
+      return -1; // keeps running until a signal
+    }
+    case 'serve': {
+      const svc = positionals[0];
+      if (!(SERVICES as readonly string[]).includes(svc)) {
+        process.stderr.write(`unknown service '${svc ?? ''}'\n${USAGE}\n`);
+        return 2;
+      }
+      startTelemetry(svc);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const mod = require(`@ctxmesh/${svc}`) as { main(): Promise<void> };
+      await mod.main();
+      return -1;
+    }
+    case 'ingest': {
+      const { ingestCommand } = require('./commands') as typeof import('./commands');
+      return ingestCommand(positionals, flags, process.env);
+    }
+    case 'search': {
+      const { searchCommand } = require('./commands') as typeof import('./commands');
+      return searchCommand(positionals, flags, process.env);
+    }
+    case 'probe': {
+      const { probeCommand } = require('./commands') as typeof import('./commands');
+      return probeCommand(positionals[0]);
+    }
+    case '--version':
+    case 'version': {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      process.stdout.write(`${(require('../package.json') as { version: string }).version}\n`);
+      return 0;
+    }
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return cmd === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`unknown command '${cmd}'\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code >= 0) process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`ctxmesh: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,246 @@
+/**
+ * The whole mesh in one process (`ctxmesh start`, the e2e tests, the CLI's fallback): every
+ * service on its own loopback gRPC port, the gateway on HTTP, and stores shared in process —
+ * one SQLite file for the embedded index/ledger/sessions (or Redis/Qdrant when configured),
+ * the in-process event bus (or NATS JetStream when `NATS_URL` is set).
+ *
+ * Configuration is every service's own schema read from one environment; all problems are
+ * reported together before anything starts.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createOutliner } from '@ctxmesh/outline';
+import { startBudgetRender } from '@ctxmesh/budget-render';
+import { createEmbedder, loadGatherConfig, startGather } from '@ctxmesh/gather';
+import { loadGatewayConfig, startGateway } from '@ctxmesh/gateway';
+import { startIndexer, loadIndexerConfig } from '@ctxmesh/indexer';
+import { createLedgerStore, loadLedgerConfig, startLedger } from '@ctxmesh/ledger';
+import { loadOrchestratorConfig, settingsFromConfig, startOrchestrator } from '@ctxmesh/orchestrator';
+import { loadRewriteConfig, startRewrite } from '@ctxmesh/rewrite';
+import { createSessionsStore, loadSessionsConfig, startSessions } from '@ctxmesh/sessions';
+import { loadTierReaderConfig, startTierReader } from '@ctxmesh/tier-reader';
+import type { RunningServer } from '@ctxmesh/rpc';
+import { ConfigError, connectNats, connectRedis, type Env, type Logger } from '@ctxmesh/runtime';
+import { EmbeddedVectorIndex, InProcEventBus, NatsEventBus, openEmbeddedDb, QdrantVectorIndex, type EventBus, type VectorIndex } from '@ctxmesh/stores';
+
+/** Name of the embedded SQLite file inside the data dir. */
+export const DB_FILE = 'ctxmesh.db';
+
+/** Options of {@link startMesh}. */
+export interface MeshOptions {
+  /** Environment (every service's variables). */
+  env: Env;
+  /** Logger. */
+  log: Logger;
+}
+
+/** A running mesh. */
+export interface Mesh {
+  /** Gateway base URL, e.g. http://127.0.0.1:1933. */
+  gatewayUrl: string;
+  /** gRPC addresses by service. */
+  addrs: Record<string, string>;
+  /** The event bus the gateway and indexer share. */
+  bus: EventBus;
+  /** The vector index (for tests and benches). */
+  index: VectorIndex;
+  /** Running gRPC servers by service. */
+  servers: Record<string, RunningServer>;
+  /** Data directory in use. */
+  dataDir: string;
+  /** Stop everything, in reverse order. */
+  stop(): Promise<void>;
+}
+
+type Closer = () => Promise<unknown>;
+
+/** Read every service's configuration; throws one ConfigError listing all problems. */
+export function loadMeshConfig(env: Env) {
+  const problems: string[] = [];
+  const attempt = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      for (const p of err.problems) if (!problems.includes(p)) problems.push(p);
+      return undefined;
+    }
+  };
+  const cfg = {
+    gateway: attempt(() => loadGatewayConfig(env)),
+    orchestrator: attempt(() => loadOrchestratorConfig(env)),
+    gather: attempt(() => loadGatherConfig(env)),
+    tierReader: attempt(() => loadTierReaderConfig(env)),
+    ledger: attempt(() => loadLedgerConfig(env)),
+    rewrite: attempt(() => loadRewriteConfig(env)),
+    sessions: attempt(() => loadSessionsConfig(env)),
+    indexer: attempt(() => loadIndexerConfig(env)),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return cfg as { [K in keyof typeof cfg]: NonNullable<(typeof cfg)[K]> };
+}
+
+/** Start every service; resolves when the gateway is listening. */
+export async function startMesh(opts: MeshOptions): Promise<Mesh> {
+  const { env, log } = opts;
+  const cfg = loadMeshConfig(env);
+  const closers: Closer[] = [];
+  const stopAll = async () => {
+    for (const c of closers.splice(0).reverse()) {
+      await c().catch((err: unknown) => log.warn({ err }, 'error while stopping'));
+    }
+  };
+  const host = '127.0.0.1';
+  const dataDir = resolve(cfg.gather.CTXMESH_DATA_DIR);
+  try {
+    // Shared stores.
+    const embedder = createEmbedder(cfg.gather);
+    let db: ReturnType<typeof openEmbeddedDb> | null = null;
+    const needsDb = cfg.gather.CTXMESH_VECTOR === 'embedded' || !cfg.ledger.REDIS_URL;
+    if (needsDb) {
+      mkdirSync(dataDir, { recursive: true });
+      const opened = openEmbeddedDb(join(dataDir, DB_FILE));
+      db = opened;
+      closers.push(async () => opened.close());
+    }
+    let index: VectorIndex;
+    if (cfg.gather.CTXMESH_VECTOR === 'qdrant') {
+      const q = await QdrantVectorIndex.open({ url: cfg.gather.QDRANT_URL, apiKey: cfg.gather.QDRANT_API_KEY, collection: cfg.gather.QDRANT_COLLECTION, dimension: embedder.dimension });
+      index = q;
+    } else {
+      index = new EmbeddedVectorIndex(db!, { dimension: embedder.dimension });
+    }
+    const idx = index;
+    closers.push(() => idx.close());
+
+    const redis = cfg.ledger.REDIS_URL ? await connectRedis(cfg.ledger.REDIS_URL) : null;
+    if (redis) closers.push(() => redis.quit());
+
+    let bus: EventBus;
+    if (env.NATS_URL) {
+      const nc = await connectNats(env.NATS_URL, 'ctxmesh');
+      closers.push(() => nc.drain());
+      const nats = await NatsEventBus.create(nc, {
+        stream: cfg.gateway.ingest.stream,
+        subjects: ['ctxmesh.ingest.>'],
+        deadLetterSubject: cfg.gateway.ingest.deadLetterSubject,
+        doneSubjectPrefix: cfg.gateway.ingest.doneSubjectPrefix,
+        onError: (err, context) => log.warn({ err, context }, 'event bus error'),
+      });
+      bus = nats;
+    } else {
+      bus = new InProcEventBus({ subjects: ['ctxmesh.ingest.>'] });
+    }
+    const theBus = bus;
+    closers.push(() => theBus.close());
+
+    const outliner = await createOutliner()
+      .then((o) => o.outline)
+      .catch((err: unknown) => {
+        log.warn({ err }, 'code outliner unavailable; code files get document overviews');
+        return null;
+      });
+
+    // Leaf services on free loopback ports.
+    const servers: Record<string, RunningServer> = {};
+    const up = (name: string, s: RunningServer) => {
+      servers[name] = s;
+      closers.push(() => s.shutdown());
+      return s;
+    };
+    const [gather, tierReader, budgetRender, ledger, rewrite, sessions] = await Promise.all([
+      startGather({ port: 0, host, log, index, embedder, embedCacheSize: cfg.gather.GATHER_EMBED_CACHE_SIZE }),
+      startTierReader({ port: 0, host, log, index, outliner: cfg.tierReader.TIER_READER_CODE_OUTLINE ? outliner : null }),
+      startBudgetRender({ port: 0, host, log }),
+      startLedger({
+        port: 0,
+        host,
+        log,
+        store: createLedgerStore(redis ? { kind: 'redis', redis, keyPrefix: cfg.ledger.LEDGER_KEY_PREFIX, ttlMs: cfg.ledger.LEDGER_TTL_MS } : { kind: 'embedded', db: db!, ttlMs: cfg.ledger.LEDGER_TTL_MS }),
+        storeTimeoutMs: cfg.ledger.LEDGER_STORE_TIMEOUT_MS,
+      }),
+      startRewrite({ port: 0, host, log, settings: cfg.rewrite.settings }),
+      startSessions({
+        port: 0,
+        host,
+        log,
+        store: createSessionsStore(redis ? { kind: 'redis', redis, keyPrefix: cfg.sessions.SESSIONS_KEY_PREFIX } : { kind: 'embedded', db: db! }),
+        maxOverflowRetries: cfg.sessions.CTXMESH_MAX_OVERFLOW_RETRIES,
+        cacheSessions: cfg.sessions.SESSIONS_CACHE_SESSIONS,
+      }),
+    ]);
+    up('gather', gather);
+    up('tier-reader', tierReader);
+    up('budget-render', budgetRender);
+    up('ledger', ledger);
+    up('rewrite', rewrite);
+    up('sessions', sessions);
+    const indexer = up(
+      'indexer',
+      await startIndexer({
+        port: 0,
+        host,
+        log,
+        index,
+        embedder,
+        outliner,
+        bus,
+        embedBatchSize: cfg.indexer.INDEXER_EMBED_BATCH,
+        consumer: {
+          durable: cfg.indexer.INDEXER_DURABLE,
+          subjects: [cfg.indexer.CTXMESH_INGEST_SUBJECTS],
+          maxDeliver: cfg.indexer.INDEXER_MAX_DELIVER,
+          ackWaitMs: cfg.indexer.INDEXER_ACK_WAIT_MS,
+          concurrency: cfg.indexer.INDEXER_CONCURRENCY,
+          retryDelayMs: cfg.indexer.INDEXER_RETRY_DELAY_MS,
+        },
+      }),
+    );
+
+    const addrs = {
+      gather: gather.address,
+      tierReader: tierReader.address,
+      budgetRender: budgetRender.address,
+      ledger: ledger.address,
+      rewrite: rewrite.address,
+      sessions: sessions.address,
+    };
+    const orchestrator = up(
+      'orchestrator',
+      await startOrchestrator({
+        port: 0,
+        host,
+        log,
+        addrs,
+        settings: settingsFromConfig(cfg.orchestrator),
+        defaultDeadlineMs: cfg.orchestrator.CTXMESH_DEFAULT_DEADLINE_MS,
+      }),
+    );
+
+    const gateway = await startGateway({
+      port: cfg.gateway.port,
+      host: env.GATEWAY_HOST ?? host,
+      log,
+      orchestratorAddr: orchestrator.address,
+      sessionsAddr: sessions.address,
+      bus,
+      auth: cfg.gateway.auth,
+      deadlines: cfg.gateway.deadlines,
+      bodyLimitBytes: cfg.gateway.bodyLimitBytes,
+    });
+    closers.push(() => gateway.stop());
+
+    return {
+      gatewayUrl: gateway.url,
+      addrs: { ...addrs, orchestrator: orchestrator.address, indexer: indexer.address },
+      bus,
+      index,
+      servers,
+      dataDir,
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -83,6 +83,10 @@ describe('lexicalTerms', () => {
     expect(lexicalTerms('猫').main).toEqual(['猫']);
   });
 
+  it('lists the terms the text capitalises', () => {
+    expect(lexicalTerms('Bart met Lisa and bart laughed').capitalized.sort()).toEqual(['bart', 'lisa']);
+  });
+
   it('drops bigrams made only of stop characters', () => {
     expect(lexicalTerms('我们').main).toEqual([]);
   });
@@ -107,5 +111,11 @@ describe('sparseVector', () => {
     expect(w('dog')).toBeCloseTo(1);
     expect(w('猫狗')).toBeCloseTo(1);
     expect(w('猫')).toBeCloseTo(0.6);
+  });
+
+  it('weighs capitalised terms double', () => {
+    const v = sparseVector('Redis stores redis keys');
+    expect(v.values[v.indices.indexOf(hash32('redi'))]).toBeCloseTo(2 * (1 + Math.log(2)));
+    expect(v.values[v.indices.indexOf(hash32('kei'))]).toBeCloseTo(1);
   });
 });

@@ -216,6 +216,8 @@ export interface LexicalTerms {
   main: string[];
   /** CJK single characters. */
   minor: string[];
+  /** The distinct `main` terms the text capitalises somewhere (names, titles, acronyms). */
+  capitalized: string[];
 }
 
 /**
@@ -225,10 +227,13 @@ export interface LexicalTerms {
 export function lexicalTerms(text: string): LexicalTerms {
   const main: string[] = [];
   const minor: string[] = [];
+  const capitalized = new Set<string>();
   for (const seg of segmentText(text)) {
     if (seg.kind === 'word') {
       if (isStopWord(seg.text)) continue;
-      main.push(stemWord(seg.text));
+      const stem = stemWord(seg.text);
+      main.push(stem);
+      if (seg.capitalized) capitalized.add(stem);
       continue;
     }
     const chars = Array.from(seg.text);
@@ -243,7 +248,7 @@ export function lexicalTerms(text: string): LexicalTerms {
       }
     }
   }
-  return { main, minor };
+  return { main, minor, capitalized: [...capitalized] };
 }
 
 /**
@@ -275,20 +280,23 @@ export interface SparseVector {
 
 /**
  * Sparse lexical vector of `text` for engines that apply IDF themselves (Qdrant's `idf`
- * modifier): `main` terms weigh `1 + ln tf`, `minor` terms `minorWeight · (1 + ln tf)`.
- * Two different terms hashing to the same id have their weights added.
- * @param minorWeight weight of CJK unigrams relative to main terms (the embedded index's BM25
- *   uses the same value); @default 0.6
+ * modifier): `main` terms weigh `1 + ln tf` (times `capitalizedWeight` for a capitalised
+ * term), `minor` terms `minorWeight · (1 + ln tf)`. Two different terms hashing to the same id
+ * have their weights added. The defaults match the embedded index's lexical leg.
+ * @param minorWeight weight of CJK unigrams relative to main terms; @default 0.6
+ * @param capitalizedWeight multiplier of a capitalised main term; @default 2
  */
-export function sparseVector(text: string, minorWeight = 0.6): SparseVector {
-  const { main, minor } = lexicalTerms(text);
+export function sparseVector(text: string, minorWeight = 0.6, capitalizedWeight = 2): SparseVector {
+  const { main, minor, capitalized } = lexicalTerms(text);
+  const caps = new Set(capitalized);
   const tf = new Map<number, number>();
   const add = (terms: string[], w: number): void => {
     const counts = new Map<string, number>();
     for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
     for (const [t, c] of counts) {
       const id = hash32(t);
-      tf.set(id, (tf.get(id) ?? 0) + w * (1 + Math.log(c)));
+      const cw = w === 1 && caps.has(t) ? capitalizedWeight : 1;
+      tf.set(id, (tf.get(id) ?? 0) + cw * w * (1 + Math.log(c)));
     }
   };
   add(main, 1);

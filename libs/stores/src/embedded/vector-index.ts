@@ -63,6 +63,12 @@ export interface HybridTuning {
   legFactor: number;
   /** BM25 weight of CJK unigram terms relative to main terms. @default 0.6 */
   minorWeight: number;
+  /**
+   * BM25 weight of a query term the query capitalises (a name, title or acronym), as in the
+   * `LexicalEmbedder`. FTS5 weighs query terms only by repetition, so it is rounded to an
+   * integer count. @default 2
+   */
+  capitalizedWeight: number;
   /** At most this many distinct lexical query terms (the rarest by document frequency are kept). @default 48 */
   maxQueryTerms: number;
   /** Lexical query terms in more than this fraction of documents are dropped (they only cost time). @default 0.5 */
@@ -97,6 +103,7 @@ export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
   legMin: 50,
   legFactor: 3,
   minorWeight: 0.6,
+  capitalizedWeight: 2,
   maxQueryTerms: 48,
   maxTermDocFraction: 0.5,
   maxQueryPostings: 2_000,
@@ -653,7 +660,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
    * a batch filter one shared list instead of each querying FTS5.
    */
   private lexical(text: string, shard: Shard, multiAccount: boolean): LexResult {
-    const { main, minor } = lexicalTerms(text);
+    const { main, minor, capitalized } = lexicalTerms(text);
     const terms = new Map<string, number>();
     for (const t of main) terms.set(t, 1);
     for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
@@ -676,7 +683,10 @@ export class EmbeddedVectorIndex implements VectorIndex {
       postings += d;
     }
     if (kept.length === 0) return { slots: [], terms };
-    const mainQ = kept.filter((t) => terms.get(t) === 1).map(ftsQuote);
+    // FTS5 sums the BM25 of every phrase in the query, so a repeated term counts double.
+    const caps = new Set(capitalized);
+    const capRepeat = Math.max(1, Math.round(this.tuning.capitalizedWeight));
+    const mainQ = kept.filter((t) => terms.get(t) === 1).flatMap((t) => Array.from({ length: caps.has(t) ? capRepeat : 1 }, () => ftsQuote(t)));
     const minorQ = kept.filter((t) => terms.get(t) !== 1).map(ftsQuote);
     const parts: string[] = [];
     if (mainQ.length > 0) parts.push(`main : (${mainQ.join(' OR ')})`);

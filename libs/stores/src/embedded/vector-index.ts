@@ -51,11 +51,11 @@ export class IndexClosedError extends Error {
 
 /** Tuning knobs of the hybrid search (defaults tuned on MADial-Bench; see `scripts/madial-eval.mjs`). */
 export interface HybridTuning {
-  /** RRF rank constant (small: the head of each leg matters most on short memories). @default 20 */
+  /** RRF rank constant. @default 50 */
   rrfK: number;
   /** RRF weight of the dense leg. @default 1 */
   denseWeight: number;
-  /** RRF weight of the lexical leg (BM25 has IDF, the hashed dense leg has none). @default 2 */
+  /** RRF weight of the lexical leg (BM25 has IDF, the hashed dense leg has none). @default 3 */
   lexicalWeight: number;
   /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. @default 50 */
   legMin: number;
@@ -97,9 +97,9 @@ export interface EmbeddedVectorIndexOptions {
 
 /** Default {@link HybridTuning}. */
 export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
-  rrfK: 20,
+  rrfK: 50,
   denseWeight: 1,
-  lexicalWeight: 2,
+  lexicalWeight: 3,
   legMin: 50,
   legFactor: 3,
   minorWeight: 0.6,

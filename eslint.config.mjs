@@ -32,6 +32,11 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // The one package that reaches generated code.
+    files: ['libs/proto/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [deepImports] }] },
+  },
   ...SERVICES.map((svc) => ({
     files: [`services/${svc}/**/*.ts`],
     rules: {

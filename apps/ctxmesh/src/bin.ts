@@ -56,7 +56,6 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       startTelemetry(svc);
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       const mod = require(`@ctxmesh/${svc}`) as { main(): Promise<void> };
       await mod.main();
       return -1;
@@ -75,7 +74,6 @@ async function main(argv: string[]): Promise<number> {
     }
     case '--version':
     case 'version': {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
       process.stdout.write(`${(require('../package.json') as { version: string }).version}\n`);
       return 0;
     }

@@ -69,12 +69,10 @@ export function startTelemetry(serviceName: string, env: Record<string, string |
     return { tracing: false, shutdown: async () => undefined };
   }
   // Loaded lazily so a run without tracing never pays for the SDK.
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
-  /* eslint-enable @typescript-eslint/no-require-imports */
   const sdk = new NodeSDK({
     serviceName: env.OTEL_SERVICE_NAME ?? serviceName,
     traceExporter: new OTLPTraceExporter(),

@@ -214,7 +214,7 @@ describe('startGateway', () => {
       const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
       expect(await health.json()).toEqual({ status: 'ok', healthy: true, version: pkg.version });
       await eventually(async () => (await fetch(`${gw.url}/ready`)).status === 200);
-      const ready = await (await fetch(`${gw.url}/ready`)).json();
+      const ready = (await (await fetch(`${gw.url}/ready`)).json()) as { checks: unknown };
       expect(ready.checks).toEqual({ orchestrator: true, sessions: true, event_bus: true });
     } finally {
       await gw.stop();

@@ -92,7 +92,7 @@ export class KeyedDispatcher {
   /** Accept a (re)delivery from the transport. After {@link stop} it is handed straight back. */
   push(td: TransportDelivery): void {
     if (this.stopped) {
-      this.guard(td.seq, td.nak(0));
+      void this.guard(td.seq, td.nak(0));
       return;
     }
     const held = this.bySeq.get(td.seq);
@@ -133,7 +133,7 @@ export class KeyedDispatcher {
     for (const q of this.queues.values()) {
       for (const item of q) clearTimeout(item.timer);
       if (q[0]?.state === 'unsettled') continue;
-      for (const item of q) this.guard(item.seq, item.td.nak(0));
+      for (const item of q) void this.guard(item.seq, item.td.nak(0));
     }
     this.bySeq.clear();
     this.queues.clear();
@@ -177,7 +177,7 @@ export class KeyedDispatcher {
     };
     const retry = (delayMs: number): void => {
       if (attempt >= this.opts.maxDeliver) {
-        this.guard(item.seq, deadLetter(`gave up after ${attempt} attempts`));
+        void this.guard(item.seq, deadLetter(`gave up after ${attempt} attempts`));
         return;
       }
       item.localRetries++;
@@ -246,10 +246,11 @@ export class KeyedDispatcher {
 
   private keepAlive(): void {
     for (const item of this.bySeq.values()) {
-      if (item.state === 'queued' || item.state === 'retry-wait') this.guard(item.seq, item.td.working());
+      if (item.state === 'queued' || item.state === 'retry-wait') void this.guard(item.seq, item.td.working());
     }
   }
 
+  /** Settle a bus call, reporting (not throwing) its failure; never rejects. */
   private guard(seq: number, p: Promise<void>): Promise<void> {
     return p.catch((err: unknown) => this.opts.onError?.(err, seq));
   }

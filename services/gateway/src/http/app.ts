@@ -116,7 +116,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     searchRoutes(api, deps);
     contentRoutes(api, deps);
     sessionRoutes(api, deps);
-    if (deps.sessions.log) await sessionsLogRoutes(api, { sessions: deps.sessions.log, deadlines: deps.deadlines });
+    if (deps.sessions?.log) await sessionsLogRoutes(api, { sessions: deps.sessions.log, deadlines: deps.deadlines });
   });
   return app;
 }

@@ -26,6 +26,8 @@ export interface BudgetOptions {
   call?: InboundCall;
   /** Clock (tests). */
   clock?: Clock;
+  /** Request id carried to downstream calls as `x-request-id`. */
+  requestId?: string;
 }
 
 /** Options to derive a budget from an inbound deadline. */
@@ -40,6 +42,8 @@ export interface InboundOptions extends BudgetOptions {
 export class Budget {
   /** Absolute deadline, ms since the epoch. */
   readonly deadline: number;
+  /** Request id sent downstream as `x-request-id` ("" when unknown). */
+  readonly requestId: string;
   private readonly clock: Clock;
   private readonly sources: AbortSignal[];
   private readonly call?: InboundCall;
@@ -49,6 +53,7 @@ export class Budget {
 
   private constructor(deadline: number, opts: BudgetOptions) {
     this.deadline = deadline;
+    this.requestId = opts.requestId ?? '';
     this.clock = opts.clock ?? systemClock;
     this.sources = opts.signals ?? [];
     this.call = opts.call;
@@ -116,7 +121,7 @@ export class Budget {
     const now = this.clock.now();
     let deadline = this.deadline - reserveMs;
     if (capMs !== undefined) deadline = Math.min(deadline, now + capMs);
-    return new Budget(deadline, { clock: this.clock, call: this.call, signals: [...this.sources, ...(this.controller ? [this.controller.signal] : [])] });
+    return new Budget(deadline, { clock: this.clock, call: this.call, requestId: this.requestId, signals: [...this.sources, ...(this.controller ? [this.controller.signal] : [])] });
   }
 
   /**

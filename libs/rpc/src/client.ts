@@ -79,7 +79,8 @@ export async function callUnary<Req, Res>(
 function once<Req, Res>(method: UnaryMethod<Req, Res>, request: Req, budget: Budget, opts: CallUnaryOptions): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     const metadata = new Metadata();
-    if (opts.requestId) metadata.set('x-request-id', opts.requestId);
+    const requestId = opts.requestId || budget.requestId;
+    if (requestId) metadata.set('x-request-id', requestId);
     const options = budget.grpc();
     const call = method(request, metadata, options, (err, res) => (err ? reject(err) : resolve(res)));
     // Without an inbound gRPC parent (the gateway), cancel explicitly when the budget aborts.

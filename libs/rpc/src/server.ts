@@ -75,10 +75,11 @@ let requestCounter = 0;
 
 /**
  * Wrap typed handlers as a grpc-js service implementation. RPCs without a handler answer
- * UNIMPLEMENTED (they exist in the contract; a later change fills them).
+ * UNIMPLEMENTED (they exist in the contract; a later change fills them). Name the generated
+ * server interface explicitly: `implement<gather.GatherServiceServer>(gather.GatherServiceService, …)`.
  */
 export function implement<S extends UntypedServiceImplementation>(
-  definition: ServiceDefinition<S>,
+  definition: object,
   handlers: Partial<Handlers<S>>,
   opts: ImplementOptions,
 ): S {
@@ -107,6 +108,7 @@ async function runUnary(
     defaultMs: opts.defaultDeadlineMs ?? 30_000,
     maxMs: opts.maxDeadlineMs ?? 120_000,
     signals: opts.shutdownSignal ? [opts.shutdownSignal] : [],
+    requestId,
   });
   let code: Code = status.OK;
   try {
@@ -150,8 +152,8 @@ function classify(err: unknown, budget: Budget, log: Logger, domain: string): Ct
 export interface MountedService {
   /** Fully qualified gRPC service name (health is reported under it too). */
   name: string;
-  /** Generated service definition. */
-  definition: ServiceDefinition<UntypedServiceImplementation>;
+  /** Generated service definition (the `…Service` const of @ctxmesh/proto). */
+  definition: object;
   /** Implementation (from `implement`). */
   implementation: UntypedServiceImplementation;
 }
@@ -209,7 +211,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   for (const s of opts.services) statusMap[s.name] = 'NOT_SERVING';
   const health = new HealthImplementation(statusMap);
   health.addToServer(server);
-  for (const s of opts.services) server.addService(s.definition, s.implementation);
+  for (const s of opts.services) server.addService(s.definition as ServiceDefinition, s.implementation);
 
   const host = opts.host ?? '127.0.0.1';
   const port = await new Promise<number>((resolve, reject) =>

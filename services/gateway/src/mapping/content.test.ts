@@ -54,7 +54,6 @@ describe('validateWriteBody', () => {
     ['a relative URI', { uri: 'resources/a', content: 'x' }, 'INVALID_URI', 400],
     ['a scope root', { uri: 'viking://resources', content: 'x' }, 'INVALID_URI', 400],
     ['a user root', { uri: 'viking://~', content: 'x' }, 'INVALID_URI', 400],
-    ['a sidecar', { uri: 'viking://resources/d/.abstract.md', content: 'x' }, 'INVALID_URI', 400],
     ["another user's space", { uri: 'viking://user/bob/memories/events/a.md', content: 'x' }, 'PERMISSION_DENIED', 403],
     ['a relative valid_from', { uri: 'viking://resources/a', content: 'x', valid_from: '7d' }, 'INVALID_ARGUMENT', 400],
     ['valid_from after valid_to', { uri: 'viking://resources/a', content: 'x', valid_from: '2026-03-01', valid_to: '2026-02-01' }, 'INVALID_ARGUMENT', 400],
@@ -63,6 +62,11 @@ describe('validateWriteBody', () => {
     const e = thrown(() => validateWriteBody(body, user)) as DomainError;
     expect(e).toBeInstanceOf(DomainError);
     expect([e.code, e.status]).toEqual([code, status]);
+  });
+
+  it('accepts directory sidecars, which give a directory its abstract and overview', () => {
+    expect(writableUri('viking://resources/d/.abstract.md', user)).toBe('viking://resources/d/.abstract.md');
+    expect(writableUri('viking://~/resources/d/.overview.md', user)).toBe(`viking://user/${user.userId}/resources/d/.overview.md`);
   });
 
   it("lets root write into another user's space", () => {

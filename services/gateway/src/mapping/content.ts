@@ -91,10 +91,8 @@ export function writableUri(raw: string, identity: Pick<Identity, 'userId' | 'ro
   const minDepth = segs[0] === 'user' ? 3 : 2;
   if (segs.length < minDepth) throw invalidUri(raw.trim(), 'a write must address a node below a scope root');
   assertTargetsAccessible([uri], identity);
-  // Sidecars are derived by the indexer from their directory; writing one would fork them.
-  if (uri.endsWith('/.abstract.md') || uri.endsWith('/.overview.md')) {
-    throw invalidUri(raw.trim(), 'directory sidecars (.abstract.md, .overview.md) are derived, not written');
-  }
+  // Directory sidecars (`D/.abstract.md`, `D/.overview.md`) are written like any file: they
+  // are how a directory gets its abstract and overview (context-contract §2.1, §4.4).
   return uri;
 }
 

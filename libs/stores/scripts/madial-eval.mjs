@@ -1,15 +1,28 @@
 #!/usr/bin/env node
-// MADial-Bench recall of the embedded index's hybrid search (LexicalEmbedder + FTS5, RRF).
+// MADial-Bench memory recall of the embedded index's hybrid search (LexicalEmbedder + FTS5, RRF).
 //
 // Build first:   npx tsc -b libs/stores
 // Run:           node libs/stores/scripts/madial-eval.mjs [--data /work/shared/data/madial-bench]
 //                     [--dim 256] [--tuning '{"rrfK":60}'] [--weights '{"charGram":0.2}'] [--legs hybrid|dense|lexical]
+//                     [--pool user|all] [--lang en,zh] [--json]
 //
-// Protocol (kept honest on purpose): each language's whole memory archive is ingested as one
-// user's memories (the `event` text of each memory is the memory body); the query of a test
-// case is the dialogue *before* its first test turn (speaker tags included, the <BOD> marker
-// dropped); no gold ids, names or per-dataset rules reach the search. recall@k = |relevant ∩
-// top k| / |relevant|, averaged over the 160 test cases.
+// Protocol — the one the published baselines (`baselines/*top_20*.json`) were computed with, so
+// the numbers are comparable (upstream `embedding_top_20_new.py`; checked against the baseline
+// files: every one of their 3,200 ranked ids belongs to the test dialogue's user, and their
+// `dialog_history` is exactly `dialogue[:test-turn[0]]`):
+// - candidate pool: the memories of the dialogue's user only (`--pool user`, the default). The
+//   Chinese memory file carries each memory's `user-id`; the English file does not, and the
+//   English memories share ids with the Chinese ones, so the Chinese `user-id` is used for both
+//   (upstream split the English file by position instead; the partition is the same: every
+//   English memory names its user). Each user's memories are ingested under that user, and the
+//   search runs with that user's visibility. `--pool all` searches the whole archive as one
+//   user's memories (a harder task than the baselines; kept to compare with older numbers).
+// - query: the dialogue before the first test turn, `dialogue[:test-turn[0]]` joined as is
+//   (speaker tags included; the <BOD> marker line dropped, it has no terms).
+// - relevance: `relevant-id`; recall@k = |relevant ∩ top k| / |relevant|; nDCG@5 with binary
+//   gains and the ideal ranking of min(|relevant|, 5) hits (upstream normalises by the hits it
+//   retrieved instead, which rewards a ranking that finds fewer; we do not); averaged over the
+//   160 test cases. No gold ids, names or per-dataset rules reach the search.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -27,6 +40,9 @@ const dim = Number(args.dim ?? 256);
 const tuning = args.tuning ? JSON.parse(args.tuning) : {};
 const weights = args.weights ? JSON.parse(args.weights) : undefined;
 const legs = args.legs ?? 'hybrid';
+const pool = args.pool ?? 'user';
+const langs = (args.lang ?? 'en,zh').split(',');
+if (!['user', 'all'].includes(pool)) throw new Error(`--pool must be user or all, got ${pool}`);
 
 const readJsonl = (p) =>
   readFileSync(p, 'utf8')
@@ -34,12 +50,23 @@ const readJsonl = (p) =>
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l));
 
-const vis = { account: 'default', user: 'default', actorPeer: null, openPeers: false, allUsers: false, workspace: null };
+// The user of every memory id (only the Chinese file records it; see the protocol above).
+const userOfMemory = new Map(
+  readJsonl(join(dataDir, 'zh', 'memory.json')).map((o) => {
+    const [id, m] = Object.entries(o)[0];
+    return [Number(id), String(m['user-id'])];
+  }),
+);
+
+const vis = (user) => ({ account: 'default', user, actorPeer: null, openPeers: false, allUsers: false, workspace: null });
+const userKey = (u) => (pool === 'user' ? `u${u}` : 'default');
 
 async function evalLang(lang) {
   const memories = readJsonl(join(dataDir, lang, 'memory.json')).map((o) => {
     const [id, m] = Object.entries(o)[0];
-    return { id: Number(id), text: m.event };
+    const user = userOfMemory.get(Number(id));
+    if (user === undefined) throw new Error(`${lang} memory ${id} has no user in zh/memory.json`);
+    return { id: Number(id), text: m.event, user: userKey(user) };
   });
   const dialogues = readJsonl(join(dataDir, lang, 'dialogue.json'));
   const embedder = new LexicalEmbedder({ dimension: dim, weights });
@@ -49,11 +76,11 @@ async function evalLang(lang) {
   const vecs = await embedder.embed(memories.map((m) => m.text));
   for (let i = 0; i < memories.length; i++) {
     const m = memories[i];
-    const uri = `viking://user/default/memories/events/madial-${m.id}.md`;
+    const uri = `viking://user/${m.user}/memories/events/madial-${m.id}.md`;
     await index.replaceDocument(uri, [
       {
-        uri, docUri: uri, parentUri: 'viking://user/default/memories/events', contextType: 'memory', category: 'events', level: 2,
-        account: 'default', owner: 'default', peer: '', workspace: 'default', subject: '', tags: [], createdAt: now, updatedAt: now,
+        uri, docUri: uri, parentUri: `viking://user/${m.user}/memories/events`, contextType: 'memory', category: 'events', level: 2,
+        account: 'default', owner: m.user, peer: '', workspace: 'default', subject: '', tags: [], createdAt: now, updatedAt: now,
         validFrom: null, validTo: null, title: '', abstract: m.text, overview: '', body: m.text, contentHash: `h${m.id}`,
         passageIndex: 0, links: [], vector: vecs[i], lexicalText: '',
       },
@@ -61,29 +88,43 @@ async function evalLang(lang) {
   }
   // What the indexer does when an ingest drains (merges FTS5 segments; no effect on results).
   await index.optimize();
-  const ks = [5, 10];
-  const sums = { 5: 0, 10: 0 };
+  const sums = { r5: 0, r10: 0, ndcg5: 0 };
   const times = [];
   for (const d of dialogues) {
-    const before = d.dialogue.slice(0, Math.min(...d['test-turn'])).filter((t) => !/^<(BOD|EOD)>\s*$/.test(t));
+    const before = d.dialogue.slice(0, d['test-turn'][0]).filter((t) => !/^\s*<(BOD|EOD)>\s*$/.test(t));
     const text = before.join('');
     const [vector] = await embedder.embed([text]);
     const t0 = process.hrtime.bigint();
     const [hits] = await index.search([
-      { visibility: vis, vector: legs === 'lexical' ? null : vector, text: legs === 'dense' ? '' : text, targets: [], filter: null, limit: 10 },
+      { visibility: vis(userKey(d['user-id'])), vector: legs === 'lexical' ? null : vector, text: legs === 'dense' ? '' : text, targets: [], filter: null, limit: 10 },
     ]);
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     const got = hits.map((h) => Number(/madial-(\d+)\.md$/.exec(h.node.uri)[1]));
     const rel = new Set(d['relevant-id']);
-    for (const k of ks) sums[k] += got.slice(0, k).filter((id) => rel.has(id)).length / rel.size;
+    const hit = got.map((id) => rel.has(id));
+    sums.r5 += hit.slice(0, 5).filter(Boolean).length / rel.size;
+    sums.r10 += hit.slice(0, 10).filter(Boolean).length / rel.size;
+    let dcg = 0;
+    let idcg = 0;
+    for (let i = 0; i < 5; i++) {
+      if (hit[i]) dcg += 1 / Math.log2(i + 2);
+      if (i < rel.size) idcg += 1 / Math.log2(i + 2);
+    }
+    sums.ndcg5 += dcg / idcg;
   }
   await index.close();
   db.close();
   times.sort((a, b) => a - b);
-  return { lang, n: dialogues.length, r5: sums[5] / dialogues.length, r10: sums[10] / dialogues.length, p50ms: times[times.length >> 1] };
+  const n = dialogues.length;
+  return { lang, n, r5: sums.r5 / n, r10: sums.r10 / n, ndcg5: sums.ndcg5 / n, p50ms: times[n >> 1] };
 }
 
-for (const lang of ['en', 'zh']) {
+for (const lang of langs) {
   const r = await evalLang(lang);
-  console.log(`${r.lang}  cases=${r.n}  recall@5=${r.r5.toFixed(3)}  recall@10=${r.r10.toFixed(3)}  search p50=${r.p50ms.toFixed(2)}ms  (dim=${dim}, legs=${legs})`);
+  if (args.json !== undefined) console.log(JSON.stringify(r));
+  else {
+    console.log(
+      `${r.lang}  cases=${r.n}  recall@5=${r.r5.toFixed(3)}  recall@10=${r.r10.toFixed(3)}  nDCG@5=${r.ndcg5.toFixed(3)}  search p50=${r.p50ms.toFixed(2)}ms  (dim=${dim}, legs=${legs}, pool=${pool})`,
+    );
+  }
 }

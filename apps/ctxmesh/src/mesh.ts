@@ -122,14 +122,14 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       closers.push(() => nc.drain());
       const nats = await NatsEventBus.create(nc, {
         stream: cfg.gateway.ingest.stream,
-        subjects: ['ctxmesh.ingest.>'],
+        subjects: [cfg.indexer.CTXMESH_INGEST_SUBJECTS],
         deadLetterSubject: cfg.gateway.ingest.deadLetterSubject,
         doneSubjectPrefix: cfg.gateway.ingest.doneSubjectPrefix,
         onError: (err, context) => log.warn({ err, context }, 'event bus error'),
       });
       bus = nats;
     } else {
-      bus = new InProcEventBus({ subjects: ['ctxmesh.ingest.>'] });
+      bus = new InProcEventBus({ subjects: [cfg.indexer.CTXMESH_INGEST_SUBJECTS] });
     }
     const theBus = bus;
     closers.push(() => theBus.close());
@@ -224,6 +224,7 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       orchestratorAddr: orchestrator.address,
       sessionsAddr: sessions.address,
       bus,
+      ingestSubject: cfg.gateway.ingest.subject,
       auth: cfg.gateway.auth,
       deadlines: cfg.gateway.deadlines,
       bodyLimitBytes: cfg.gateway.bodyLimitBytes,

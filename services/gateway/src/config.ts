@@ -31,6 +31,8 @@ export const schema = {
   GATEWAY_BODY_LIMIT_BYTES: env.int(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   /** NATS servers (the event bus); required by `ctxmesh serve gateway`. */
   NATS_URL: env.optStr(),
+  /** Subject the gateway publishes writes on; the indexer's CTXMESH_INGEST_SUBJECTS must cover it. */
+  CTXMESH_INGEST_SUBJECT: env.str('ctxmesh.ingest.write'),
   /** JetStream stream of ingest writes (shared with the indexer). */
   CTXMESH_INGEST_STREAM: env.str('CTXMESH_INGEST'),
   /** Core NATS prefix of the indexer's done notices (shared with the indexer). */
@@ -54,7 +56,7 @@ export interface GatewayConfig {
   /** NATS servers, or undefined when unset. */
   natsUrl: string | undefined;
   /** Event-bus names shared with the indexer. */
-  ingest: { stream: string; doneSubjectPrefix: string; deadLetterSubject: string };
+  ingest: { stream: string; subject: string; doneSubjectPrefix: string; deadLetterSubject: string };
 }
 
 /** Request budgets (STYLE B5: never wait forever). */
@@ -152,6 +154,6 @@ export function loadGatewayConfig(e: Env): GatewayConfig {
     deadlines: { defaultMs: c.CTXMESH_REQUEST_TIMEOUT_MS, maxMs: c.CTXMESH_MAX_REQUEST_TIMEOUT_MS },
     bodyLimitBytes: c.GATEWAY_BODY_LIMIT_BYTES,
     natsUrl: c.NATS_URL,
-    ingest: { stream: c.CTXMESH_INGEST_STREAM, doneSubjectPrefix: c.CTXMESH_INGEST_DONE_PREFIX, deadLetterSubject: c.CTXMESH_INGEST_DLQ_SUBJECT },
+    ingest: { stream: c.CTXMESH_INGEST_STREAM, subject: c.CTXMESH_INGEST_SUBJECT, doneSubjectPrefix: c.CTXMESH_INGEST_DONE_PREFIX, deadLetterSubject: c.CTXMESH_INGEST_DLQ_SUBJECT },
   });
 }

@@ -21,7 +21,8 @@ export function main(): Promise<void> {
     try {
       const bus = await NatsEventBus.create(nc, {
         stream: cfg.ingest.stream,
-        subjects: ['ctxmesh.ingest.>'],
+        // The stream covers every ingest subject (as the indexer declares it), not only writes.
+        subjects: [cfg.ingest.subject.replace(/\.[^.]+$/, '.>')],
         deadLetterSubject: cfg.ingest.deadLetterSubject,
         doneSubjectPrefix: cfg.ingest.doneSubjectPrefix,
       });
@@ -32,6 +33,7 @@ export function main(): Promise<void> {
         orchestratorAddr: cfg.orchestratorAddr,
         sessionsAddr: cfg.sessionsAddr,
         bus,
+        ingestSubject: cfg.ingest.subject,
         auth: cfg.auth,
         deadlines: cfg.deadlines,
         bodyLimitBytes: cfg.bodyLimitBytes,

@@ -20,6 +20,8 @@ export interface StartGatewayOptions {
   orchestratorAddr: string;
   /** Sessions service `host:port`. */
   sessionsAddr: string;
+  /** Subject writes are published on. @default "ctxmesh.ingest.write" */
+  ingestSubject?: string;
   /** Event bus shared with the indexer; owned by the caller (not closed by `stop`). */
   bus: EventBus;
   /** @default { mode: "dev" } */
@@ -58,6 +60,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     orchestrator,
     sessions,
     bus: opts.bus,
+    ingestSubject: opts.ingestSubject,
     bodyLimitBytes: opts.bodyLimitBytes,
     version: packageVersion(),
     readiness: [

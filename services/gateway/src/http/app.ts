@@ -35,6 +35,8 @@ export interface GatewayDeps {
   sessions: SessionsClient;
   /** Event bus that carries writes to the indexer. */
   bus: EventBus;
+  /** Subject writes are published on (must match the indexer's ingest subjects). @default "ctxmesh.ingest.write" */
+  ingestSubject?: string;
   /** Probes behind `GET /ready`. @default [] */
   readiness?: ReadinessCheck[];
   /** Reported by `GET /health`. @default "0.0.0" */

@@ -43,7 +43,7 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
     const waiter = wait ? deps.bus.awaitDone(op.writeId, budget.signal) : null;
     try {
       await deps.bus.publish(
-        { subject: INGEST_WRITE_SUBJECT, id: op.writeId, data: indexer.WriteOp.encode(op).finish(), key: op.uri },
+        { subject: deps.ingestSubject ?? INGEST_WRITE_SUBJECT, id: op.writeId, data: indexer.WriteOp.encode(op).finish(), key: op.uri },
         { timeoutMs: budget.natsTimeoutMs() },
       );
     } catch (err) {

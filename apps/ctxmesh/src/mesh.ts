@@ -20,6 +20,7 @@ import { loadRewriteConfig, startRewrite } from '@ctxmesh/rewrite';
 import { createSessionsStore, loadSessionsConfig, startSessions } from '@ctxmesh/sessions';
 import { loadTierReaderConfig, startTierReader } from '@ctxmesh/tier-reader';
 import type { RunningServer } from '@ctxmesh/rpc';
+import type { Embedder } from '@ctxmesh/embedder';
 import { ConfigError, connectNats, connectRedis, type Env, type Logger } from '@ctxmesh/runtime';
 import { EmbeddedVectorIndex, InProcEventBus, NatsEventBus, openEmbeddedDb, QdrantVectorIndex, type EventBus, type VectorIndex } from '@ctxmesh/stores';
 
@@ -44,6 +45,8 @@ export interface Mesh {
   bus: EventBus;
   /** The vector index (for tests and benches). */
   index: VectorIndex;
+  /** The embedder shared by gather and the indexer (for tests and benches). */
+  embedder: Embedder;
   /** Running gRPC servers by service. */
   servers: Record<string, RunningServer>;
   /** Data directory in use. */
@@ -236,6 +239,7 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       addrs: { ...addrs, orchestrator: orchestrator.address, indexer: indexer.address },
       bus,
       index,
+      embedder,
       servers,
       dataDir,
       stop: stopAll,

@@ -61,4 +61,18 @@ describe('createHandlers', () => {
     expect(res.engine).toBe('extractive');
     expect(res.digest.split('\n')).toHaveLength(1 + 6);
   });
+
+  it('reports an extractive digest that finds nothing as failed, never no_relevant (rendered must be kept)', async () => {
+    const h = createHandlers({ settings: defaultSettings() });
+    const sources = [{ uri: 'viking://resources/a.md', text: 'We had lunch outside. The weather was nice.' }];
+    const res = await h.rewriteDigest({ ...DIGEST, query: 'kubernetes rollback', servedUris: [sources[0].uri], sources, maxBullets: 3 }, ctxOf(Budget.ofMs(1000)));
+    expect(res).toEqual({ status: 'failed', digest: '', engine: 'extractive' });
+  });
+
+  it('answers off without a model when only_if_model is set (rewrite "auto" is decided here)', async () => {
+    const h = createHandlers({ settings: defaultSettings() });
+    const sources = [{ uri: 'viking://resources/a.md', text: 'Redis fact here.' }];
+    const res = await h.rewriteDigest({ ...DIGEST, query: 'redis fact', servedUris: [sources[0].uri], sources, onlyIfModel: true }, ctxOf(Budget.ofMs(1000)));
+    expect(res).toEqual({ status: 'off', digest: '', engine: '' });
+  });
 });

@@ -266,13 +266,13 @@ describe('RewriteService.RewriteDigest without a model', () => {
     expect(res.digest).toBe(`OpenViking memory digest:\n- 部署失败后，我们通过回滚镜像修复了问题！ 来源：${served[0]}`);
   });
 
-  it('RewriteService.RewriteDigest - no sentence shares anything with the query - OK no_relevant', async () => {
+  it('RewriteService.RewriteDigest - no sentence shares anything with the query - OK failed (rendered kept, never no_relevant)', async () => {
     const res = await nofx.rewriteDigest({
       query: 'kubernetes rollback',
       servedUris: ['viking://resources/a.md'],
       maxBullets: 3,
       sources: [{ uri: 'viking://resources/a.md', text: 'We had lunch outside. The weather was nice.' }],
     });
-    expect(res).toEqual({ status: 'no_relevant', digest: '', engine: 'extractive' });
+    expect(res).toEqual({ status: 'failed', digest: '', engine: 'extractive' });
   });
 });

@@ -21,7 +21,10 @@ export const DEFAULT_MAX_BULLETS = 6;
  * failing → `failed`, its fuse or deadline → `timeout`, both without usage.
  *
  * Without a model: `off` when `only_if_model`, else the extractive digest (`engine:
- * "extractive"`, no usage) → `ok`, or `no_relevant` when no sentence scored above the floor.
+ * "extractive"`, no usage) → `ok`, or `failed` when no sentence scored above the floor.
+ * Never `no_relevant`: that status blanks `rendered` (§8.2), and only a model's explicit
+ * `NO_RELEVANT_MEMORY` judges relevance; a lexical scorer that finds no shared words has
+ * produced an empty digest, which §8.2 normalises to `failed` (rendered kept).
  */
 export function rewriteDigestHandler(deps: HandlerDeps): Handler<rewrite.RewriteDigestRequest, rewrite.RewriteDigestResponse> {
   return async (req, ctx) => {
@@ -32,7 +35,9 @@ export function rewriteDigestHandler(deps: HandlerDeps): Handler<rewrite.Rewrite
     if (!deps.chat) {
       if (req.onlyIfModel) return { status: 'off', digest: '', engine: '' };
       const bullets = extractiveDigest({ query: req.query, sources: req.sources, allowedUris: new Set(allow), maxBullets });
-      if (bullets.length === 0) return { status: 'no_relevant', digest: '', engine: 'extractive' };
+      // No shared words is not evidence that nothing is relevant (synonyms, other languages):
+      // an empty extractive output is an empty digest, `failed` like a model's empty answer.
+      if (bullets.length === 0) return { status: 'failed', digest: '', engine: 'extractive' };
       // The same normalisation as a model's answer: the digest carries one contract, whoever wrote it.
       const n = normalizeDigest(bullets.map((b) => b.line).join('\n'), allow, maxBullets);
       return { status: n.status, digest: n.digest, engine: 'extractive' };

@@ -230,15 +230,52 @@ describe('assembleContext', () => {
     expect(calls.recordServed).toBeUndefined();
   });
 
-  it('keeps rendered when the rewrite fails, and does not call it for "auto" without a model', async () => {
+  it('keeps rendered when the rewrite fails', async () => {
     const failing = fakePorts();
     failing.ports.rewrite.rewriteDigest = async () => Promise.reject(new CtxError(Code.INTERNAL, 'INTERNAL', 'x'));
     const out = await run(request({ rewrite: 'on' }), failing.ports);
     expect(out.stats.rewrite).toBe('failed');
     expect(out.rendered).not.toBe('');
+  });
+
+  it('leaves "auto" to the rewrite service (only_if_model) and reports its off as off, not failed', async () => {
+    const auto = fakePorts({ digest: { status: 'off', digest: '', engine: '' } });
+    // The orchestrator's own model flag no longer decides: the service owns the model config.
+    const out = await run(request({ rewrite: 'auto' }), auto.ports, { ...settings, modelConfigured: false });
+    expect((auto.calls.rewriteDigest[0] as { onlyIfModel: boolean }).onlyIfModel).toBe(true);
+    expect(out.stats.rewrite).toBe('off');
+    expect(out.stats).not.toHaveProperty('rewrite_engine');
+    expect(out.digest).toBe('');
+    expect(out.rendered).not.toBe('');
+    expect(out.stages.find((s) => s.stage === 'rewrite')).toMatchObject({ outcome: 'skipped', reason: 'NOT_CONFIGURED' });
+    expect(out.runner.degraded()).not.toContain('rewrite');
+  });
+
+  it('passes the model digest of "auto" through when the service has a model', async () => {
     const auto = fakePorts();
-    expect((await run(request({ rewrite: 'auto' }), auto.ports)).stats.rewrite).toBe('off');
-    expect(auto.calls.rewriteDigest).toBeUndefined();
+    const out = await run(request({ rewrite: 'auto' }), auto.ports);
+    expect((auto.calls.rewriteDigest[0] as { onlyIfModel: boolean }).onlyIfModel).toBe(true);
+    expect(out.stats.rewrite).toBe('ok');
+    expect(out.digest).toContain('OpenViking memory digest:');
+  });
+
+  it('asks for an unconditional rewrite for "on" and never calls the service for "off"', async () => {
+    const on = fakePorts();
+    await run(request({ rewrite: 'on' }), on.ports);
+    expect((on.calls.rewriteDigest[0] as { onlyIfModel: boolean }).onlyIfModel).toBe(false);
+    const off = fakePorts();
+    const out = await run(request({ rewrite: 'off' }), off.ports);
+    expect(off.calls.rewriteDigest).toBeUndefined();
+    expect(out.stats.rewrite).toBe('off');
+  });
+
+  it('keeps rendered on an extractive failed status (an empty extractive digest is not no_relevant)', async () => {
+    const { ports } = fakePorts({ digest: { status: 'failed', digest: '', engine: 'extractive' } });
+    const out = await run(request({ rewrite: 'on' }), ports);
+    expect(out.stats.rewrite).toBe('failed');
+    expect(out.stats.rewrite_engine).toBe('extractive');
+    expect(out.rendered).toContain('<memory uri=');
+    expect(out.digest).toBe('');
   });
 
   it('appends ignored last, and stage stats only when a time budget was sent', async () => {

@@ -206,13 +206,13 @@ export async function assembleContext(
   let rendered = plan.rendered;
   const entries = plan.entries;
 
-  // 6. Digest rewrite (optional, fails closed: rendered is kept).
+  // 6. Digest rewrite (optional, fails closed: rendered is kept). "auto" is decided by the
+  // rewrite service, which owns the model configuration: it answers `off` without a model.
   let rewrite = 'off';
   let rewriteUsage: { prompt_tokens: number; completion_tokens: number } | null = null;
   let rewriteEngine: string | null = null;
   let digest = '';
-  const wantsRewrite = req.rewrite === 'on' || (req.rewrite === 'auto' && settings.modelConfigured);
-  if (!wantsRewrite) runner.notRun('rewrite', req.rewrite === 'off' ? 'NOT_REQUESTED' : 'NOT_CONFIGURED');
+  if (req.rewrite !== 'on' && req.rewrite !== 'auto') runner.notRun('rewrite', 'NOT_REQUESTED');
   else if (entries.length === 0) runner.notRun('rewrite', 'NO_ENTRIES');
   else {
     const out = await runner.optional('rewrite', settings.rewriteTimeoutMs, (b, timeoutMs) =>
@@ -224,7 +224,7 @@ export async function assembleContext(
           maxBullets: Math.max(1, req.rewriteMaxBullets),
           timeoutMs,
           sources: entries.map((e) => ({ uri: e.uri, text: e.text })),
-          onlyIfModel: false,
+          onlyIfModel: req.rewrite === 'auto',
         },
         b,
       ),
@@ -236,6 +236,8 @@ export async function assembleContext(
       if (out.usage) rewriteUsage = { prompt_tokens: out.usage.promptTokens, completion_tokens: out.usage.completionTokens };
       if (out.status === 'ok') digest = out.digest;
       if (out.status === 'no_relevant') rendered = '';
+      // "auto" without a model: nothing ran, so telemetry says so (and it is not a degradation).
+      if (out.status === 'off' && last) Object.assign(last, { outcome: 'skipped', reason: 'NOT_CONFIGURED' });
     } else {
       rewrite = last?.outcome === 'timeout' ? 'timeout' : 'failed';
     }

@@ -12,6 +12,7 @@ import type { SessionsClient } from '../clients/sessions';
 import type { DeadlineConfig } from '../config';
 import { DomainError, invalidJsonBody, requestIdFrom, resolveIdentity, type AuthConfig, type HeaderBag } from '../domain';
 import { workspaceOf } from '../mapping/content';
+import { mcpRoutes } from '../mcp/routes';
 import { contentRoutes } from '../routes/content';
 import { opsRoutes, type ReadinessCheck } from '../routes/ops';
 import { searchRoutes } from '../routes/search';
@@ -118,6 +119,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     searchRoutes(api, deps);
     contentRoutes(api, deps);
     sessionRoutes(api, deps);
+    mcpRoutes(api, deps);
     if (deps.sessions?.log) await sessionsLogRoutes(api, { sessions: deps.sessions.log, deadlines: deps.deadlines });
   });
   return app;

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { monotoneScores, reciprocalRankFusion } from './fusion';
-import { TopK } from './vector-index';
 
 describe('reciprocalRankFusion', () => {
   it('sums w / (k + rank) over the lists an id appears in', () => {
@@ -36,22 +35,6 @@ describe('monotoneScores', () => {
         for (let i = 1; i < out.length; i++) expect(out[i]).toBeLessThanOrEqual(out[i - 1] + 1e-12);
         const sum = (a: number[]) => a.reduce((s, x) => s + x, 0);
         expect(sum(out)).toBeCloseTo(sum(raw), 9);
-      }),
-    );
-  });
-});
-
-describe('TopK', () => {
-  it('keeps the k highest scores, best first, like a full sort', () => {
-    fc.assert(
-      fc.property(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { maxLength: 200 }), fc.integer({ min: 1, max: 20 }), (scores, k) => {
-        const top = new TopK(k);
-        scores.forEach((s, i) => {
-          if (s > top.floor) top.push(i, s);
-        });
-        const got = top.sorted().map((i) => scores[i]);
-        const want = [...scores].sort((a, b) => b - a).slice(0, k);
-        expect(got).toEqual(want);
       }),
     );
   });

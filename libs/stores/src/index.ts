@@ -10,4 +10,5 @@ export * from './inproc/sqlite-ledger-store';
 export * from './inproc/inproc-event-bus';
 export * from './nats/nats-event-bus';
 export * from './embedded/vector-index';
+export * from './tuning';
 export * from './qdrant';

@@ -16,8 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { describeVectorIndexContract, makeRecord } from '../src/contract/vector-index.contract';
-import { IndexDimensionMismatchError, InvalidRecordError } from '../src/embedded/vector-index';
-import { UnsupportedFilterError } from '../src/embedded/filter';
+import { IndexDimensionMismatchError, InvalidRecordError, UnsupportedFilterError } from '../src/ports/errors';
 import type { SearchQuery } from '../src/ports/vector-index';
 import { aliceVisibility, sampleRecord } from '../src/qdrant/__tests__/fixtures';
 import { pointId } from '../src/qdrant/ids';
@@ -251,18 +250,18 @@ describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL
   it('deletes a document or a subtree after counting what goes', async () => {
     const index = await openAgainst(fake);
     fake.on('POST', `${collectionPath}/points/count`, { result: { count: 3 } }).on('POST', `${collectionPath}/points/delete`, { result: UPDATED });
-    await expect(index.deleteDocument('viking://resources/guide', { subtree: true })).resolves.toBe(3);
+    await expect(index.deleteDocument('acme', 'viking://resources/guide', { subtree: true })).resolves.toBe(3);
     const seen = fake.take();
     expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual([`POST ${collectionPath}/points/count`, `POST ${collectionPath}/points/delete`]);
-    expect(seen[0]!.body).toEqual(wire(deleteCountBody('viking://resources/guide', true)));
-    expect(seen[1]!.body).toEqual(wire(deleteBody('viking://resources/guide', true)));
+    expect(seen[0]!.body).toEqual(wire(deleteCountBody('acme', 'viking://resources/guide', true)));
+    expect(seen[1]!.body).toEqual(wire(deleteBody('acme', 'viking://resources/guide', true)));
     expect(seen[1]!.query.wait).toBe('true');
   });
 
   it('does not send a delete when nothing matches', async () => {
     const index = await openAgainst(fake);
     fake.on('POST', `${collectionPath}/points/count`, { result: { count: 0 } });
-    await expect(index.deleteDocument('viking://resources/none.md')).resolves.toBe(0);
+    await expect(index.deleteDocument('acme', 'viking://resources/none.md')).resolves.toBe(0);
     expect(fake.take().map((s) => s.path)).toEqual([`${collectionPath}/points/count`]);
   });
 

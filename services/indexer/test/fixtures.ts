@@ -92,8 +92,8 @@ export class FaultyIndex implements VectorIndex {
     if (this.afterReplace) await this.afterReplace(docUri);
     return changed;
   }
-  deleteDocument(uri: string, opts?: { subtree?: boolean }): Promise<number> {
-    return this.inner.deleteDocument(uri, opts);
+  deleteDocument(account: string, uri: string, opts?: { subtree?: boolean }): Promise<number> {
+    return this.inner.deleteDocument(account, uri, opts);
   }
   search(queries: SearchQuery[]): Promise<SearchHit[][]> {
     return this.inner.search(queries);

@@ -149,11 +149,20 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
         await expect(t.index.replaceDocument('viking://resources/a.md', [t.rec('viking://resources/b.md', 'x y z')])).rejects.toThrow();
       });
 
-      it('deletes the document when given no records', async () => {
+      it('refuses an empty record list (it names no account) and keeps the document', async () => {
         const t = await setup();
-        await t.put('viking://resources/gone.md', 'ephemeral content');
-        expect(await t.index.replaceDocument('viking://resources/gone.md', [])).toBe(true);
-        expect(await t.index.exists('viking://resources/gone.md', t.vis())).toBe(false);
+        await t.put('viking://resources/kept.md', 'durable content');
+        await expect(t.index.replaceDocument('viking://resources/kept.md', [])).rejects.toThrow(/deleteDocument/);
+        expect(await t.index.exists('viking://resources/kept.md', t.vis())).toBe(true);
+      });
+
+      it('rejects records of several accounts before writing anything', async () => {
+        const t = await setup();
+        const doc = 'viking://resources/mixed.md';
+        const mixed = [t.rec(`${doc}#p0`, 'first tenant passage', { docUri: doc }), t.rec(`${doc}#p1`, 'second tenant passage', { docUri: doc, passageIndex: 1, account: `b-${t.account}` })];
+        await expect(t.index.replaceDocument(doc, mixed)).rejects.toThrow();
+        expect(await t.index.exists(doc, t.vis())).toBe(false);
+        expect(await t.index.exists(doc, t.vis({ account: `b-${t.account}` }))).toBe(false);
       });
     });
 
@@ -163,7 +172,7 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
         const doc = 'viking://resources/manual.md';
         await t.index.replaceDocument(doc, [0, 1].map((i) => t.rec(`${doc}#p${i}`, `manual part ${i}`, { docUri: doc, passageIndex: i, contentHash: 'm' })));
         await t.put('viking://resources/other.md', 'other manual text');
-        expect(await t.index.deleteDocument(doc)).toBe(2);
+        expect(await t.index.deleteDocument(t.account, doc)).toBe(2);
         expect(await t.index.exists(doc, t.vis())).toBe(false);
         expect(await t.index.exists('viking://resources/other.md', t.vis())).toBe(true);
       });
@@ -174,7 +183,7 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
         await t.put('viking://resources/proj/sub/b.md', 'beta');
         await t.put('viking://resources/proj/.abstract.md', 'project abstract', { level: 0 });
         await t.put('viking://resources/project2/c.md', 'gamma');
-        expect(await t.index.deleteDocument('viking://resources/proj', { subtree: true })).toBe(3);
+        expect(await t.index.deleteDocument(t.account, 'viking://resources/proj', { subtree: true })).toBe(3);
         expect(await t.index.exists('viking://resources/proj', t.vis())).toBe(false);
         expect(await t.index.exists('viking://resources/project2/c.md', t.vis())).toBe(true);
       });

@@ -1,9 +1,5 @@
+import { UnsupportedFilterError } from '../ports/errors';
 import type { FilterNode, SearchQuery, Visibility } from '../ports/vector-index';
-
-/** A filter the embedded index cannot evaluate (unknown field or op, bad value); callers map it to INVALID_ARGUMENT. */
-export class UnsupportedFilterError extends Error {
-  override readonly name = 'UnsupportedFilterError';
-}
 
 /**
  * Interned string dictionary: every low-cardinality string column (context type, category,
@@ -243,11 +239,6 @@ export function isUnderPrefix(uri: string, prefix: string): boolean {
   const p = prefix.length > 'viking://'.length && prefix.endsWith('/') ? prefix.replace(/\/+$/, '') : prefix;
   if (p === 'viking://' || p === 'viking:/') return uri.startsWith('viking://');
   return uri === p || uri.startsWith(p + '/');
-}
-
-/** URI roots of the default scope (empty `targets`): the user's space and the account-wide scopes. */
-export function defaultScopeRoots(vis: Visibility): string[] {
-  return [`viking://user/${vis.user}`, 'viking://resources', 'viking://agent'];
 }
 
 /**

@@ -5,8 +5,9 @@ import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { describeVectorIndexContract, makeRecord } from '../contract/vector-index.contract';
 import type { Visibility } from '../ports/vector-index';
 import { type EmbeddedDb, openEmbeddedDb } from './db';
-import { UnsupportedFilterError } from './filter';
-import { EmbeddedVectorIndex, IndexClosedError, IndexDimensionMismatchError, IndexSchemaMismatchError, InvalidRecordError } from './vector-index';
+import fc from 'fast-check';
+import { IndexDimensionMismatchError, InvalidRecordError, UnsupportedFilterError } from '../ports/errors';
+import { EmbeddedVectorIndex, IndexClosedError, IndexSchemaMismatchError, TopK } from './vector-index';
 
 const dbs: EmbeddedDb[] = [];
 afterAll(() => {
@@ -40,7 +41,7 @@ describe('EmbeddedVectorIndex', () => {
       await writer.replaceDocument('viking://resources/l.md', [makeRecord(embedder, 'a', 'viking://resources/l.md', 'the lighthouse keeper')]);
       const [[hit]] = await reader.search([q('lighthouse keeper')]);
       expect(hit.node.uri).toBe('viking://resources/l.md');
-      await writer.deleteDocument('viking://resources/l.md');
+      await writer.deleteDocument('a', 'viking://resources/l.md');
       expect(await reader.search([q('lighthouse keeper')])).toEqual([[]]);
     } finally {
       dbA.close();
@@ -63,7 +64,7 @@ describe('EmbeddedVectorIndex', () => {
         const uri = `viking://resources/o${i}.md`;
         await writer.replaceDocument(uri, [makeRecord(embedder, 'a', uri, `otter number ${i}`)]);
       }
-      await writer.deleteDocument('viking://resources/o0.md');
+      await writer.deleteDocument('a', 'viking://resources/o0.md');
       expect(Number((dbA.prepare("SELECT value FROM vi_meta WHERE key = 'pruned_through'").get() as { value: string }).value)).toBeGreaterThan(1);
       const [hits] = await reader.search([q]);
       expect(hits.map((h) => h.node.uri).sort()).toEqual(Array.from({ length: 30 }, (_, i) => `viking://resources/o${i + 1}.md`).sort());
@@ -152,5 +153,21 @@ describe('EmbeddedVectorIndex', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('TopK', () => {
+  it('keeps the k highest scores, best first, like a full sort', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: -1, max: 1, noNaN: true }), { maxLength: 200 }), fc.integer({ min: 1, max: 20 }), (scores, k) => {
+        const top = new TopK(k);
+        scores.forEach((s, i) => {
+          if (s > top.floor) top.push(i, s);
+        });
+        const got = top.sorted().map((i) => scores[i]);
+        const want = [...scores].sort((a, b) => b - a).slice(0, k);
+        expect(got).toEqual(want);
+      }),
+    );
   });
 });

@@ -1,4 +1,6 @@
 import { lexicalTerms } from '@ctxmesh/embedder';
+import { monotoneScores, reciprocalRankFusion } from '../fusion';
+import { IndexDimensionMismatchError, InvalidRecordError } from '../ports/errors';
 import type {
   FieldSet,
   IndexStats,
@@ -9,26 +11,11 @@ import type {
   VectorIndex,
   Visibility,
 } from '../ports/vector-index';
+import { defaultScopeRoots } from '../scope';
+import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
-import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility, defaultScopeRoots } from './filter';
-import { monotoneScores, reciprocalRankFusion } from './fusion';
+import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility } from './filter';
 import { type CacheRow, ScanCache, Shard, type SlotRange, unit } from './scan-cache';
-
-/** A record or query that does not fit the index (wrong dimension, mixed documents, bad URI). */
-export class InvalidRecordError extends Error {
-  override readonly name = 'InvalidRecordError';
-}
-
-/** The SQLite file holds an index of another dimension than the one asked for. */
-export class IndexDimensionMismatchError extends Error {
-  override readonly name = 'IndexDimensionMismatchError';
-  constructor(
-    readonly stored: number,
-    readonly requested: number,
-  ) {
-    super(`vector index was created with dimension ${stored}, opened with ${requested}`);
-  }
-}
 
 /** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
 export class IndexSchemaMismatchError extends Error {
@@ -49,39 +36,6 @@ export class IndexClosedError extends Error {
   }
 }
 
-/** Tuning knobs of the hybrid search (defaults tuned on MADial-Bench; see `scripts/madial-eval.mjs`). */
-export interface HybridTuning {
-  /** RRF rank constant. @default 50 */
-  rrfK: number;
-  /** RRF weight of the dense leg. @default 1 */
-  denseWeight: number;
-  /** RRF weight of the lexical leg (BM25 has IDF, the hashed dense leg has none). @default 3 */
-  lexicalWeight: number;
-  /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. @default 50 */
-  legMin: number;
-  /** Multiplier of the search's `limit` in the leg size (see `legMin`). @default 3 */
-  legFactor: number;
-  /** BM25 weight of CJK unigram terms relative to main terms. @default 0.6 */
-  minorWeight: number;
-  /**
-   * BM25 weight of a query term the query capitalises (a name, title or acronym), as in the
-   * `LexicalEmbedder`. FTS5 weighs query terms only by repetition, so it is rounded to an
-   * integer count. @default 2
-   */
-  capitalizedWeight: number;
-  /** At most this many distinct lexical query terms (the rarest by document frequency are kept). @default 48 */
-  maxQueryTerms: number;
-  /** Lexical query terms in more than this fraction of documents are dropped (they only cost time). @default 0.5 */
-  maxTermDocFraction: number;
-  /**
-   * Postings budget of one lexical query: terms are added rarest first while the sum of their
-   * document frequencies stays within it (the rarest term is always kept). Bounds the BM25 cost
-   * on large corpora (FTS5 spends about 1.6 µs per matched row, so the default holds the
-   * lexical leg near 3 ms); small corpora keep every term. @default 2000
-   */
-  maxQueryPostings: number;
-}
-
 /** Options of {@link EmbeddedVectorIndex}. */
 export interface EmbeddedVectorIndexOptions {
   /** Dense dimension; must match an existing index in the file. */
@@ -95,22 +49,45 @@ export interface EmbeddedVectorIndexOptions {
   changeLogKeep?: number;
 }
 
-/** Default {@link HybridTuning}. */
-export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
-  rrfK: 50,
-  denseWeight: 1,
-  lexicalWeight: 3,
-  legMin: 50,
-  legFactor: 3,
-  minorWeight: 0.6,
-  capitalizedWeight: 2,
-  maxQueryTerms: 48,
-  maxTermDocFraction: 0.5,
-  maxQueryPostings: 2_000,
-});
+/**
+ * Version of the table layout below. Version 2 (URIs unique across accounts, document
+ * frequencies shared by every account) is upgraded in place; any other version is refused.
+ */
+const SCHEMA_VERSION = '3';
 
-/** Version of the table layout below; a file with another version is refused. */
-const SCHEMA_VERSION = '2';
+/**
+ * Columns of `vi_nodes`. A point's identity is (account, uri): account-wide URIs such as
+ * `viking://resources/…` repeat in every account (the account is not part of a URI).
+ */
+const NODE_COLUMNS = `
+  id INTEGER PRIMARY KEY,
+  uri TEXT NOT NULL,
+  doc_uri TEXT NOT NULL,
+  parent_uri TEXT NOT NULL,
+  context_type TEXT NOT NULL,
+  category TEXT NOT NULL,
+  level INTEGER NOT NULL,
+  account TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  peer TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  valid_from INTEGER,
+  valid_to INTEGER,
+  title TEXT NOT NULL,
+  abstract TEXT NOT NULL,
+  overview TEXT NOT NULL,
+  body TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  passage_index INTEGER NOT NULL,
+  links TEXT NOT NULL,
+  lexical_text TEXT NOT NULL`;
+
+/** Column names of `vi_nodes`, in declaration order (for the schema-2 upgrade copy). */
+const NODE_COLUMN_NAMES = NODE_COLUMNS.split(',').map((c) => c.trim().split(/\s+/)[0]).join(', ');
 
 const SUMMARY_COLS =
   'id, uri, doc_uri, parent_uri, context_type, category, level, account, owner, peer, workspace, subject, tags, created_at, updated_at, valid_from, valid_to, title, abstract, content_hash, passage_index, links';
@@ -294,8 +271,15 @@ interface LexResult {
  * lexical terms in a contentless FTS5 table (`vi_fts`) fed by the shared tokenizer of
  * `@ctxmesh/embedder` — words are stemmed; CJK runs are pre-segmented into bigrams (`main`
  * column) and unigrams (`minor`), since FTS5's unicode61 tokenizer does not split CJK — their
- * document frequencies (`vi_terms`) and a change log (`vi_changes`). A document's writes are one
- * transaction, so nothing half-written is ever searchable.
+ * per-account document frequencies (`vi_terms`) and a change log (`vi_changes`). A document's
+ * writes are one transaction, so nothing half-written is ever searchable.
+ *
+ * Tenancy: a point is identified by (account, uri) and a document by (account, docUri) — the
+ * account is not part of a URI, and account-wide scopes (`viking://resources/…`,
+ * `viking://agent/…`) exist once per account — so every write, delete and read is keyed by the
+ * account (the records', the caller's, or the {@link Visibility}'s), and FTS rows carry an
+ * account token. Row ids are unique across the file, which keeps the change log and the scan
+ * cache (one shard per account) keyed by id.
  *
  * Search: every filter (tenant visibility, targets, the filter tree, levels, `asOf`) and the
  * dense leg run on an in-memory mirror of the metadata and vectors (the scan cache), one shard
@@ -341,57 +325,72 @@ export class EmbeddedVectorIndex implements VectorIndex {
 
   private migrate(): void {
     const d = this.dimension;
+    this.db.exec('CREATE TABLE IF NOT EXISTS vi_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;');
+    const meta = (key: string) => (this.db.prepare('SELECT value FROM vi_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+    const dim = meta('dimension');
+    if (dim !== undefined && Number(dim) !== d) throw new IndexDimensionMismatchError(Number(dim), d);
+    const schema = meta('schema');
+    if (schema === '2') {
+      // Re-read inside the write lock: another connection may have upgraded the file meanwhile.
+      this.db.transaction(() => {
+        if (meta('schema') === '2') this.upgradeFrom2();
+      }).immediate();
+    } else if (schema !== undefined && schema !== SCHEMA_VERSION) {
+      throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
+    }
     this.db.exec(`
-      CREATE TABLE IF NOT EXISTS vi_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-      CREATE TABLE IF NOT EXISTS vi_nodes(
-        id INTEGER PRIMARY KEY,
-        uri TEXT NOT NULL UNIQUE,
-        doc_uri TEXT NOT NULL,
-        parent_uri TEXT NOT NULL,
-        context_type TEXT NOT NULL,
-        category TEXT NOT NULL,
-        level INTEGER NOT NULL,
-        account TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        peer TEXT NOT NULL,
-        workspace TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        tags TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        valid_from INTEGER,
-        valid_to INTEGER,
-        title TEXT NOT NULL,
-        abstract TEXT NOT NULL,
-        overview TEXT NOT NULL,
-        body TEXT NOT NULL,
-        content_hash TEXT NOT NULL,
-        passage_index INTEGER NOT NULL,
-        links TEXT NOT NULL,
-        lexical_text TEXT NOT NULL
-      );
-      CREATE INDEX IF NOT EXISTS vi_nodes_doc ON vi_nodes(doc_uri, passage_index);
-      CREATE INDEX IF NOT EXISTS vi_nodes_account_uri ON vi_nodes(account, uri);
+      CREATE TABLE IF NOT EXISTS vi_nodes(${NODE_COLUMNS});
+      CREATE UNIQUE INDEX IF NOT EXISTS vi_nodes_key ON vi_nodes(account, uri);
+      CREATE INDEX IF NOT EXISTS vi_nodes_doc ON vi_nodes(account, doc_uri, passage_index);
       CREATE TABLE IF NOT EXISTS vi_changes(seq INTEGER PRIMARY KEY AUTOINCREMENT, node_id INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS vi_terms(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS vi_terms(account TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(account, term)) WITHOUT ROWID;
       CREATE VIRTUAL TABLE IF NOT EXISTS vi_vec USING vec0(embedding float[${d}] distance_metric=cosine);
       CREATE VIRTUAL TABLE IF NOT EXISTS vi_fts USING fts5(
         main, minor, scope, content='', contentless_delete=1,
         tokenize="unicode61 remove_diacritics 0 categories 'L* N* M* Co'");
     `);
-    const meta = (key: string) => (this.db.prepare('SELECT value FROM vi_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
-    const dim = meta('dimension');
-    if (dim !== undefined && Number(dim) !== d) throw new IndexDimensionMismatchError(Number(dim), d);
-    const schema = meta('schema');
-    if (schema !== undefined && schema !== SCHEMA_VERSION) throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
     this.db.prepare("INSERT OR IGNORE INTO vi_meta(key, value) VALUES ('dimension', ?), ('schema', ?)").run(String(d), SCHEMA_VERSION);
+  }
+
+  /**
+   * Schema 2 → 3, inside the caller's write transaction: rebuild `vi_nodes` without the
+   * file-wide `UNIQUE(uri)` (row ids are kept, so `vi_vec`, `vi_fts` and the change log stay
+   * valid), and recount the lexical document frequencies per account. Costs one pass over the
+   * rows (seconds at 100k points), once.
+   */
+  private upgradeFrom2(): void {
+    this.db.exec(`
+      CREATE TABLE vi_nodes_v3(${NODE_COLUMNS});
+      INSERT INTO vi_nodes_v3(${NODE_COLUMN_NAMES}) SELECT ${NODE_COLUMN_NAMES} FROM vi_nodes;
+      DROP TABLE vi_nodes;
+      ALTER TABLE vi_nodes_v3 RENAME TO vi_nodes;
+      DROP TABLE IF EXISTS vi_terms;
+      CREATE TABLE vi_terms(account TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(account, term)) WITHOUT ROWID;
+    `);
+    const df = new Map<string, Map<string, number>>();
+    const rows = this.db.prepare('SELECT account, lexical_text, abstract, body, title FROM vi_nodes').iterate() as Iterable<{
+      account: string;
+      lexical_text: string;
+      abstract: string;
+      body: string;
+      title: string;
+    }>;
+    for (const r of rows) {
+      const { main, minor } = lexicalTerms(lexicalSource({ lexicalText: r.lexical_text, abstract: r.abstract, body: r.body, title: r.title }));
+      let counts = df.get(r.account);
+      if (!counts) df.set(r.account, (counts = new Map()));
+      for (const t of new Set([...main, ...minor])) counts.set(t, (counts.get(t) ?? 0) + 1);
+    }
+    const ins = this.db.prepare('INSERT INTO vi_terms(account, term, df) VALUES (?, ?, ?)');
+    for (const [account, counts] of df) for (const [term, n] of counts) ins.run(account, term, n);
+    this.db.prepare("UPDATE vi_meta SET value = ? WHERE key = 'schema'").run(SCHEMA_VERSION);
   }
 
   private prepare() {
     const db = this.db;
     return {
-      docRows: db.prepare('SELECT id, content_hash FROM vi_nodes WHERE doc_uri = ?'),
-      idByUri: db.prepare('SELECT id FROM vi_nodes WHERE uri = ?'),
+      docRows: db.prepare('SELECT id, content_hash FROM vi_nodes WHERE account = ? AND doc_uri = ?'),
+      idByUri: db.prepare('SELECT id FROM vi_nodes WHERE account = ? AND uri = ?'),
       insNode: db.prepare(`INSERT INTO vi_nodes(uri, doc_uri, parent_uri, context_type, category, level, account, owner, peer, workspace, subject, tags,
         created_at, updated_at, valid_from, valid_to, title, abstract, overview, body, content_hash, passage_index, links, lexical_text)
         VALUES (@uri, @docUri, @parentUri, @contextType, @category, @level, @account, @owner, @peer, @workspace, @subject, @tags,
@@ -402,8 +401,10 @@ export class EmbeddedVectorIndex implements VectorIndex {
       delVec: db.prepare('DELETE FROM vi_vec WHERE rowid = ?'),
       delFts: db.prepare('DELETE FROM vi_fts WHERE rowid = ?'),
       logChange: db.prepare('INSERT INTO vi_changes(node_id) VALUES (?)'),
-      subtreeIds: db.prepare("SELECT id FROM vi_nodes WHERE uri = @u OR doc_uri = @u OR (uri >= @u || '/' AND uri < @u || '0') OR (doc_uri >= @u || '/' AND doc_uri < @u || '0')"),
-      docIds: db.prepare('SELECT id FROM vi_nodes WHERE uri = @u OR doc_uri = @u'),
+      subtreeIds: db.prepare(
+        "SELECT id FROM vi_nodes WHERE account = @a AND (uri = @u OR doc_uri = @u OR (uri >= @u || '/' AND uri < @u || '0') OR (doc_uri >= @u || '/' AND doc_uri < @u || '0'))",
+      ),
+      docIds: db.prepare('SELECT id FROM vi_nodes WHERE account = @a AND (uri = @u OR doc_uri = @u)'),
       changesSince: db.prepare('SELECT seq, node_id FROM vi_changes WHERE seq > ? ORDER BY seq'),
       maxSeq: db.prepare("SELECT COALESCE(MAX(seq), 0) AS s FROM vi_changes"),
       prunedThrough: db.prepare("SELECT value FROM vi_meta WHERE key = 'pruned_through'"),
@@ -418,16 +419,17 @@ export class EmbeddedVectorIndex implements VectorIndex {
       summariesByIds: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
       summariesOvByIds: db.prepare(`SELECT ${SUMMARY_COLS}, overview FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
       lexTextByIds: db.prepare('SELECT id, lexical_text, abstract, body, title FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))'),
-      fullByUri: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE uri = ?`),
-      fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE doc_uri = ? ORDER BY passage_index, uri`),
+      fullByUri: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND uri = ?`),
+      fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND doc_uri = ? ORDER BY passage_index, uri`),
       vecById: db.prepare('SELECT embedding FROM vi_vec WHERE rowid = ?'),
       existsUnder: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = @a AND (uri = @u OR (uri >= @u || '/' AND uri < @u || '0'))`),
       ftsSearch: db.prepare(`SELECT rowid FROM vi_fts WHERE vi_fts MATCH ? ORDER BY bm25(vi_fts, 1.0, ${Number(this.tuning.minorWeight)}, 0.0)`).pluck(),
-      vocab: db.prepare('SELECT term, df FROM vi_terms WHERE term IN (SELECT value FROM json_each(?))'),
-      termAdd: db.prepare('INSERT INTO vi_terms(term, df) VALUES (?, ?) ON CONFLICT(term) DO UPDATE SET df = df + excluded.df'),
-      termGone: db.prepare('DELETE FROM vi_terms WHERE term = ? AND df <= 0'),
-      lexSource: db.prepare('SELECT lexical_text, abstract, body, title FROM vi_nodes WHERE id = ?'),
-      stats: db.prepare('SELECT COUNT(*) AS points, COUNT(DISTINCT doc_uri) AS documents FROM vi_nodes'),
+      vocab: db.prepare('SELECT term, df FROM vi_terms WHERE account = ? AND term IN (SELECT value FROM json_each(?))'),
+      termAdd: db.prepare('INSERT INTO vi_terms(account, term, df) VALUES (?, ?, ?) ON CONFLICT(account, term) DO UPDATE SET df = df + excluded.df'),
+      termGone: db.prepare('DELETE FROM vi_terms WHERE account = ? AND term = ? AND df <= 0'),
+      lexSource: db.prepare('SELECT account, lexical_text, abstract, body, title FROM vi_nodes WHERE id = ?'),
+      // A document is (account, doc_uri): the same document URI in two accounts is two documents.
+      stats: db.prepare('SELECT COUNT(*) AS points, (SELECT COUNT(*) FROM (SELECT DISTINCT account, doc_uri FROM vi_nodes)) AS documents FROM vi_nodes'),
       statsAccount: db.prepare('SELECT COUNT(*) AS points, COUNT(DISTINCT doc_uri) AS documents FROM vi_nodes WHERE account = ?'),
     };
   }
@@ -438,8 +440,11 @@ export class EmbeddedVectorIndex implements VectorIndex {
 
   // ---------------------------------------------------------------- writes
 
-  private validate(docUri: string, records: NodeRecord[]): void {
+  /** @returns the account of the document (every record's) */
+  private validate(docUri: string, records: NodeRecord[]): string {
     if (typeof docUri !== 'string' || !docUri.startsWith('viking://')) throw new InvalidRecordError(`docUri must be a viking:// URI: ${JSON.stringify(docUri)}`);
+    // A document is (account, docUri), and an empty list names no account: deleting is deleteDocument's job.
+    if (records.length === 0) throw new InvalidRecordError(`no records for ${docUri}: delete a document with deleteDocument(account, uri)`);
     const seen = new Set<string>();
     for (const r of records) {
       if (r.docUri !== docUri) throw new InvalidRecordError(`record ${r.uri} has docUri ${r.docUri}, expected ${docUri}`);
@@ -451,12 +456,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
       }
       if (!r.account) throw new InvalidRecordError(`record ${r.uri} has no account`);
     }
+    const account = records[0].account;
+    if (records.some((r) => r.account !== account)) throw new InvalidRecordError(`records of ${docUri} span several accounts`);
+    return account;
   }
 
   private deleteIds(ids: number[]): void {
     for (const id of ids) {
-      const src = this.st.lexSource.get(id) as { lexical_text: string; abstract: string; body: string; title: string } | undefined;
-      if (src) this.countTerms(lexicalTerms(lexicalSource({ lexicalText: src.lexical_text, abstract: src.abstract, body: src.body, title: src.title })), -1);
+      const src = this.st.lexSource.get(id) as { account: string; lexical_text: string; abstract: string; body: string; title: string } | undefined;
+      if (src) this.countTerms(src.account, lexicalTerms(lexicalSource({ lexicalText: src.lexical_text, abstract: src.abstract, body: src.body, title: src.title })), -1);
       this.st.delNode.run(id);
       this.st.delVec.run(BigInt(id));
       this.st.delFts.run(id);
@@ -465,13 +473,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   /**
-   * Document frequencies of lexical terms, kept beside FTS5 (whose fts5vocab lookups cost ~13 µs
-   * a term) so a long query can pick its rarest terms cheaply. Runs inside the write transaction.
+   * Document frequencies of lexical terms per account, kept beside FTS5 (whose fts5vocab lookups
+   * cost ~13 µs a term) so a long query can pick its rarest terms cheaply. Per account, so one
+   * tenant's corpus never changes which terms another tenant's queries keep. Runs inside the
+   * write transaction.
    */
-  private countTerms(terms: { main: string[]; minor: string[] }, delta: 1 | -1): void {
+  private countTerms(account: string, terms: { main: string[]; minor: string[] }, delta: 1 | -1): void {
     for (const t of new Set([...terms.main, ...terms.minor])) {
-      this.st.termAdd.run(t, delta);
-      if (delta < 0) this.st.termGone.run(t);
+      this.st.termAdd.run(account, t, delta);
+      if (delta < 0) this.st.termGone.run(account, t);
     }
   }
 
@@ -503,25 +513,26 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   /**
-   * Replace a document's points in one transaction, or do nothing when every stored point of
-   * the document already carries the `contentHash` of every new record. A record whose URI is
-   * held by another document moves to this one. An empty `records` deletes the document.
+   * Replace the points of document (account, `docUri`) in one transaction, where the account is
+   * the records' own, or do nothing when every stored point of that document already carries the
+   * `contentHash` of every new record. A record whose URI another document of the same account
+   * holds moves to this one; other accounts' points are never touched.
    * @returns true when something changed
-   * @throws InvalidRecordError before writing anything when a record does not fit
+   * @throws InvalidRecordError before writing anything when a record does not fit, the records
+   *   span several accounts, or `records` is empty
    */
   async replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean> {
     this.assertOpen();
-    this.validate(docUri, records);
+    const account = this.validate(docUri, records);
     const tx = this.db.transaction((): boolean => {
-      const existing = this.st.docRows.all(docUri) as Array<{ id: number; content_hash: string }>;
-      if (records.length > 0 && existing.length > 0) {
+      const existing = this.st.docRows.all(account, docUri) as Array<{ id: number; content_hash: string }>;
+      if (existing.length > 0) {
         const h = records[0].contentHash;
         if (records.every((r) => r.contentHash === h) && existing.every((e) => e.content_hash === h)) return false;
       }
-      if (records.length === 0 && existing.length === 0) return false;
       const stale = new Set(existing.map((e) => e.id));
       for (const r of records) {
-        const other = this.st.idByUri.get(r.uri) as { id: number } | undefined;
+        const other = this.st.idByUri.get(account, r.uri) as { id: number } | undefined;
         if (other) stale.add(other.id);
       }
       this.deleteIds([...stale]);
@@ -556,7 +567,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
         const id = Number(info.lastInsertRowid);
         this.st.insVec.run(BigInt(id), vecBlob(r.vector));
         this.st.insFts.run(id, terms.main.join(' '), terms.minor.join(' '), scopeToken(r.account));
-        this.countTerms(terms, 1);
+        this.countTerms(account, terms, 1);
         this.st.logChange.run(id);
       }
       this.afterWrite();
@@ -566,15 +577,17 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   /**
-   * Delete the points of document `uri` (and the point whose URI is `uri`); with `subtree`,
-   * also every point whose URI or document URI lies under `uri/`.
+   * Delete the points of `account`'s document `uri` (and its point whose URI is `uri`); with
+   * `subtree`, also every point of the account whose URI or document URI lies under `uri/`.
    * @returns points removed
+   * @throws InvalidRecordError when `account` is empty
    */
-  async deleteDocument(uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
+  async deleteDocument(account: string, uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
     this.assertOpen();
+    if (!account) throw new InvalidRecordError(`deleteDocument(${JSON.stringify(uri)}) needs an account`);
     const u = uri.length > 'viking://'.length ? uri.replace(/\/+$/, '') : uri;
     const tx = this.db.transaction((): number => {
-      const rows = (opts.subtree ? this.st.subtreeIds : this.st.docIds).all({ u }) as Array<{ id: number }>;
+      const rows = (opts.subtree ? this.st.subtreeIds : this.st.docIds).all({ a: account, u }) as Array<{ id: number }>;
       this.deleteIds(rows.map((r) => r.id));
       if (rows.length > 0) this.afterWrite();
       return rows.length;
@@ -666,8 +679,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
     for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
     if (terms.size === 0) return { slots: [], terms };
     const df = new Map<string, number>();
-    for (const r of this.st.vocab.all(JSON.stringify([...terms.keys()])) as Array<{ term: string; df: number }>) df.set(r.term, r.df);
-    const n = Math.max(1, this.cache.liveRows);
+    for (const r of this.st.vocab.all(shard.account, JSON.stringify([...terms.keys()])) as Array<{ term: string; df: number }>) df.set(r.term, r.df);
+    const n = Math.max(1, shard.liveCount);
     // Rarest first; near-universal terms only cost time, and a postings budget bounds the
     // work on large corpora (the rarest term is always kept).
     let candidates = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
@@ -916,7 +929,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>> {
     this.assertOpen();
     return uris.map((u) => {
-      const r = this.st.fullByUri.get(u) as NodeRow | undefined;
+      const r = this.st.fullByUri.get(visibility.account, u) as NodeRow | undefined;
       if (!r || !this.visibleRow(r, visibility)) return null;
       return fields === 'full' ? this.toRecord(r) : toSummary(r, false);
     });
@@ -936,7 +949,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   /** Every visible point of a document in passage order (empty when missing or invisible). */
   async getDocument(docUri: string, visibility: Visibility): Promise<NodeRecord[]> {
     this.assertOpen();
-    const rows = this.st.fullByDoc.all(docUri) as NodeRow[];
+    const rows = this.st.fullByDoc.all(visibility.account, docUri) as NodeRow[];
     return rows.filter((r) => this.visibleRow(r, visibility)).map((r) => this.toRecord(r));
   }
 
@@ -944,7 +957,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async vectors(uris: string[], visibility: Visibility): Promise<Array<Float32Array | null>> {
     this.assertOpen();
     return uris.map((u) => {
-      const r = this.st.fullByUri.get(u) as NodeRow | undefined;
+      const r = this.st.fullByUri.get(visibility.account, u) as NodeRow | undefined;
       if (!r || !this.visibleRow(r, visibility)) return null;
       const v = this.st.vecById.get(BigInt(r.id)) as { embedding: Buffer } | undefined;
       return v ? blobVec(v.embedding) : null;

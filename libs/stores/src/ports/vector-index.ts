@@ -2,6 +2,12 @@
  * VectorIndex port: node payloads, dense vectors and a lexical index, searched hybrid
  * (dense + lexical, fused). Adapters: embedded (SQLite + sqlite-vec + FTS5) and Qdrant.
  * One contract suite (`../contract/vector-index.contract.ts`) runs against both.
+ *
+ * Tenancy: the account is not part of a `viking://` URI (context-contract §2), and the
+ * account-wide scopes (`viking://resources/…`, `viking://agent/…`) exist once per account. So a
+ * point is identified by (account, uri) and a document by (account, docUri): two accounts may
+ * hold the same URI independently, and no call of one account reads, replaces or deletes
+ * another account's points.
  */
 
 /** memory | resource | skill. */
@@ -140,7 +146,7 @@ export type FieldSet = 'summary' | 'full';
 export interface IndexStats {
   /** Points. */
   points: number;
-  /** Distinct documents. */
+  /** Distinct documents, i.e. distinct (account, docUri) pairs. */
   documents: number;
 }
 
@@ -149,25 +155,36 @@ export interface VectorIndex {
   /** Dense dimension of the index. */
   readonly dimension: number;
   /**
-   * Replace every point of a document atomically with `records` (all sharing `docUri`),
-   * or do nothing when the stored points already carry the same `contentHash`.
-   * Nothing half-written is ever searchable.
+   * Replace every point of document (account, `docUri`) atomically with `records`, or do nothing
+   * when the stored points of that document already carry the same `contentHash`. The records
+   * must be non-empty and share `docUri` and one `account`, which names the document; a URI held
+   * by another document of the same account moves to this one. Nothing half-written is ever
+   * searchable, and other accounts' points are never touched.
    * @returns true when something changed
+   * @throws InvalidRecordError (before writing anything) for an empty list, records of another
+   *   document or of several accounts, a missing account, a bad URI or a wrong vector length
    */
   replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean>;
-  /** Delete a document's points, and with `subtree` every point under `uri/`. @returns points removed */
-  deleteDocument(uri: string, opts?: { subtree?: boolean }): Promise<number>;
+  /**
+   * Delete `account`'s document `uri` (its points, and the point whose URI is `uri`); with
+   * `subtree`, every point of the account whose URI or document URI lies under `uri/` as well.
+   * Other accounts' points with the same URIs stay.
+   * @param account tenant whose points are deleted (required: an empty account is refused)
+   * @returns points removed
+   * @throws InvalidRecordError when `account` is empty
+   */
+  deleteDocument(account: string, uri: string, opts?: { subtree?: boolean }): Promise<number>;
   /** Run searches; results aligned with `queries`, best first. */
   search(queries: SearchQuery[]): Promise<SearchHit[][]>;
-  /** Points by indexed URI (null where missing or invisible). */
+  /** Points of `visibility.account` by indexed URI (null where missing or invisible). */
   get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>>;
-  /** Every point of a document in passage order (empty when missing or invisible). */
+  /** Every point of document (`visibility.account`, `docUri`) in passage order (empty when missing or invisible). */
   getDocument(docUri: string, visibility: Visibility): Promise<NodeRecord[]>;
-  /** Dense vectors by indexed URI (for MMR), null where missing. */
+  /** Dense vectors of `visibility.account`'s points by indexed URI (for MMR), null where missing or invisible. */
   vectors(uris: string[], visibility: Visibility): Promise<Array<Float32Array | null>>;
-  /** True when any point has this URI or lives under `uri/`. */
+  /** True when a visible point of `visibility.account` has this URI or lives under `uri/`. */
   exists(uri: string, visibility: Visibility): Promise<boolean>;
-  /** Counts. */
+  /** Point and document counts of one account, or of the whole index (documents counted per (account, docUri)). */
   stats(account?: string): Promise<IndexStats>;
   /** Readiness probe. */
   ping(): Promise<boolean>;

@@ -1,5 +1,6 @@
 import type { Schemas } from '@qdrant/js-client-rest';
-import { UnsupportedFilterError, defaultScopeRoots } from '../embedded/filter';
+import { UnsupportedFilterError } from '../ports/errors';
+import { defaultScopeRoots } from '../scope';
 import type { FilterNode, SearchQuery, Visibility } from '../ports/vector-index';
 import { normalizePrefix } from './payload';
 import { P, STATE_LIVE } from './schema';

@@ -1,6 +1,6 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { hash32, lexicalTerms } from '@ctxmesh/embedder';
-import { DEFAULT_TUNING } from '../embedded/vector-index';
+import { DEFAULT_TUNING } from '../tuning';
 
 /**
  * Weight of a minor (CJK unigram) term relative to a main term: the embedded index's tuning

@@ -1,8 +1,8 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
-import { IndexDimensionMismatchError, InvalidRecordError } from '../embedded/vector-index';
+import { IndexDimensionMismatchError, InvalidRecordError } from '../ports/errors';
 import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { denseOf, toRecord, toSummary } from './payload';
-import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
+import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
 import { DENSE_VECTOR, P, createCollectionBody, payloadIndexBodies } from './schema';
 import {
   DEFAULT_QDRANT_TUNING,
@@ -112,8 +112,11 @@ export class QdrantVectorIndex implements VectorIndex {
     if (this.closed) throw new Error('QdrantVectorIndex is closed');
   }
 
-  private validate(docUri: string, records: NodeRecord[]): void {
+  /** @returns the account of the document (every record's) */
+  private validate(docUri: string, records: NodeRecord[]): string {
     if (typeof docUri !== 'string' || !docUri.startsWith('viking://')) throw new InvalidRecordError(`docUri must be a viking:// URI: ${JSON.stringify(docUri)}`);
+    // A document is (account, docUri), and an empty list names no account: deleting is deleteDocument's job.
+    if (records.length === 0) throw new InvalidRecordError(`no records for ${docUri}: delete a document with deleteDocument(account, uri)`);
     const seen = new Set<string>();
     for (const r of records) {
       if (r.docUri !== docUri) throw new InvalidRecordError(`record ${r.uri} has docUri ${r.docUri}, expected ${docUri}`);
@@ -125,7 +128,9 @@ export class QdrantVectorIndex implements VectorIndex {
       }
       if (!r.account) throw new InvalidRecordError(`record ${r.uri} has no account`);
     }
-    if (records.some((r) => r.account !== records[0]!.account)) throw new InvalidRecordError(`records of ${docUri} span several accounts`);
+    const account = records[0]!.account;
+    if (records.some((r) => r.account !== account)) throw new InvalidRecordError(`records of ${docUri} span several accounts`);
+    return account;
   }
 
   private async scrollAll(build: (offset: Schemas['ExtendedPointId'] | undefined) => Schemas['ScrollRequest']): Promise<Schemas['Record'][]> {
@@ -141,17 +146,17 @@ export class QdrantVectorIndex implements VectorIndex {
   }
 
   /**
-   * Replace a document's points: stage the new version, then commit it in one batch (see
-   * `writes.ts`). Nothing changes when every stored point of the document is live with the
-   * same version. An empty `records` deletes the document.
+   * Replace the points of document (account, `docUri`), the account being the records' own:
+   * stage the new version, then commit it in one batch (see `writes.ts`). Nothing changes when
+   * every stored point of that document is live with the same version. Other accounts' points
+   * are never touched.
    * @returns true when something changed
-   * @throws InvalidRecordError before writing anything when a record does not fit
+   * @throws InvalidRecordError before writing anything when a record does not fit, the records
+   *   span several accounts, or `records` is empty
    */
   async replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean> {
     this.assertOpen();
-    this.validate(docUri, records);
-    if (records.length === 0) return (await this.deleteDocument(docUri)) > 0;
-    const account = records[0]!.account;
+    const account = this.validate(docUri, records);
     const version = versionOf(records);
     const stored = await this.scrollAll((offset) => currentVersionBody(account, docUri, undefined, offset));
     if (isCurrent(stored, version)) return false;
@@ -161,17 +166,19 @@ export class QdrantVectorIndex implements VectorIndex {
   }
 
   /**
-   * Delete the points of document `uri` (and the point whose URI is `uri`); with `subtree`,
-   * also every point under `uri/`. Counted first, so the figure is exact unless a concurrent
-   * write lands in between.
+   * Delete the points of `account`'s document `uri` (and its point whose URI is `uri`); with
+   * `subtree`, also every point of the account under `uri/`. Counted first, so the figure is
+   * exact unless a concurrent write lands in between.
    * @returns points removed
+   * @throws InvalidRecordError when `account` is empty
    */
-  async deleteDocument(uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
+  async deleteDocument(account: string, uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
     this.assertOpen();
+    if (!account) throw new InvalidRecordError(`deleteDocument(${JSON.stringify(uri)}) needs an account`);
     const subtree = !!opts.subtree;
-    const { count } = await this.client.count(this.collection, deleteCountBody(uri, subtree));
+    const { count } = await this.client.count(this.collection, deleteCountBody(account, uri, subtree));
     if (count === 0) return 0;
-    await this.client.delete(this.collection, { wait: true, ...deleteBody(uri, subtree) });
+    await this.client.delete(this.collection, { wait: true, ...deleteBody(account, uri, subtree) });
     return count;
   }
 
@@ -267,13 +274,26 @@ export class QdrantVectorIndex implements VectorIndex {
     return page.points.length > 0;
   }
 
-  /** Live point and distinct-document counts, for one account or the whole collection. */
+  /**
+   * Live point and distinct-document counts, for one account or the whole collection. A
+   * document is (account, doc_uri), so the whole-collection figure sums one `doc_uri` facet per
+   * account (one request per account: meant for admin and benches, not the request path).
+   */
   async stats(account?: string): Promise<IndexStats> {
     this.assertOpen();
     const { count } = await this.client.count(this.collection, statsCountBody(account));
     if (count === 0) return { points: 0, documents: 0 };
-    const facet = await this.client.facet(this.collection, statsFacetBody(count, account));
-    return { points: count, documents: facet.hits.length };
+    if (account !== undefined) {
+      const facet = await this.client.facet(this.collection, statsFacetBody(count, account));
+      return { points: count, documents: facet.hits.length };
+    }
+    const accounts = await this.client.facet(this.collection, statsAccountsBody(count));
+    let documents = 0;
+    for (const hit of accounts.hits) {
+      if (typeof hit.value !== 'string') continue;
+      documents += (await this.client.facet(this.collection, statsFacetBody(hit.count, hit.value))).hits.length;
+    }
+    return { points: count, documents };
   }
 
   /** True while Qdrant answers and the collection exists. */

@@ -83,3 +83,11 @@ export function statsCountBody(account?: string): Schemas['CountRequest'] {
 export function statsFacetBody(points: number, account?: string): Schemas['FacetRequest'] {
   return { key: P.docUri, limit: Math.max(1, points), filter: statsFilter(account), exact: true };
 }
+
+/**
+ * `POST /collections/{name}/facet` body of a whole-collection `stats`: the accounts holding live
+ * points, with their point counts; `limit` is the point count, which bounds the number of accounts.
+ */
+export function statsAccountsBody(points: number): Schemas['FacetRequest'] {
+  return { key: P.account, limit: Math.max(1, points), filter: statsFilter(), exact: true };
+}

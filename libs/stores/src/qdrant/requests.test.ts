@@ -1,7 +1,7 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { hash32, lexicalTerms } from '@ctxmesh/embedder';
-import { DEFAULT_TUNING } from '../embedded/vector-index';
-import { UnsupportedFilterError } from '../embedded/filter';
+import { UnsupportedFilterError } from '../ports/errors';
+import { DEFAULT_TUNING } from '../tuning';
 import type { FilterNode, SearchQuery } from '../ports/vector-index';
 import { aliceVisibility, sampleRecord } from './__tests__/fixtures';
 import { MATCH_ALL, MATCH_NONE, asOfCondition, filterCondition, searchFilter, uriReadFilter, visibilityConditions } from './filter';
@@ -188,18 +188,20 @@ describe('stageBodies / commitBody (replace protocol)', () => {
 });
 
 describe('deleteBody', () => {
-  it('deletes a document by doc_uri or uri, in every account', () => {
-    const body: Schemas['PointsSelector'] = deleteBody('viking://resources/guide/intro.md', false);
+  it('deletes a document by doc_uri or uri, in the given account only', () => {
+    const body: Schemas['PointsSelector'] = deleteBody('acme', 'viking://resources/guide/intro.md', false);
+    expect((body as Schemas['FilterSelector']).filter.must).toEqual([{ key: 'account', match: { value: 'acme' } }]);
     expect(body).toMatchSnapshot();
   });
 
-  it('deletes a subtree through uri_prefixes, and counts with the same filter', () => {
-    const body: Schemas['PointsSelector'] = deleteBody('viking://resources/guide/', true);
-    const count: Schemas['CountRequest'] = deleteCountBody('viking://resources/guide/', true);
+  it('deletes a subtree through uri_prefixes in the given account, and counts with the same filter', () => {
+    const body: Schemas['PointsSelector'] = deleteBody('acme', 'viking://resources/guide/', true);
+    const count: Schemas['CountRequest'] = deleteCountBody('acme', 'viking://resources/guide/', true);
     expect(count.filter).toEqual((body as Schemas['FilterSelector']).filter);
     expect(count.exact).toBe(true);
     expect(body).toMatchSnapshot();
-    expect(deleteBody('viking://', true)).toEqual({ filter: { must: [] } });
+    // The bare scheme is everything of the account, never everything.
+    expect(deleteBody('acme', 'viking://', true)).toEqual({ filter: { must: [{ key: 'account', match: { value: 'acme' } }] } });
   });
 });
 

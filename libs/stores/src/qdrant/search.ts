@@ -1,6 +1,6 @@
 import type { Schemas } from '@qdrant/js-client-rest';
-import { monotoneScores } from '../embedded/fusion';
-import { DEFAULT_TUNING } from '../embedded/vector-index';
+import { monotoneScores } from '../fusion';
+import { DEFAULT_TUNING } from '../tuning';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
 import { searchFilter } from './filter';
 import { lexicalCosine, queryTermWeights, sparseQuery } from './lexical';

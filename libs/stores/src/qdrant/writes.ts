@@ -27,7 +27,11 @@ import { DENSE_VECTOR, LEXICAL_VECTOR, P, STATE_LIVE, STATE_STAGED } from './sch
  * repeated URI, keeping its best hit. Retrying a write is idempotent: the same content gives the
  * same ids, so a redelivered ingest message re-stages the same points and flips again. Nothing
  * changes when every stored point of the document is live with the new version (the embedded
- * index's rule); an empty record list deletes the document.
+ * index's rule).
+ *
+ * Tenancy: a document is (account, doc_uri). Point ids hash the account, every condition of
+ * steps 1–2 includes it, and so does every delete: two accounts holding the same URI never
+ * touch each other's points.
  */
 
 /** Points per upsert request; a long document is staged in several requests. @default 128 */
@@ -122,27 +126,28 @@ export function isCurrent(points: ReadonlyArray<{ payload?: Record<string, unkno
 }
 
 /**
- * Points of document `uri` and the point whose URI is `uri` — with `subtree` also every point
- * under `uri/` — in every account and state: the filter of `deleteDocument` (the port's delete
- * is not tenant-scoped; the indexer owns writes).
+ * Points of `account`'s document `uri` and its point whose URI is `uri` — with `subtree` also
+ * every point of the account under `uri/` — in every state (staged leftovers go too): the
+ * filter of `deleteDocument`. Other accounts' points with the same URIs never match.
  */
-export function deleteFilter(uri: string, subtree: boolean): Schemas['Filter'] {
+export function deleteFilter(account: string, uri: string, subtree: boolean): Schemas['Filter'] {
   const u = normalizePrefix(uri);
+  const tenant: Schemas['Condition'] = { key: P.account, match: { value: account } };
   const doc: Schemas['Condition'] = { key: P.docUri, match: { value: u } };
   if (subtree) {
     const under = underAnyCondition([u]);
-    // `viking://` alone: everything.
-    return under ? { should: [doc, under] } : { must: [] };
+    // `viking://` alone: everything of the account.
+    return under ? { must: [tenant], should: [doc, under] } : { must: [tenant] };
   }
-  return { should: [doc, { key: P.uri, match: { value: u } }] };
+  return { must: [tenant], should: [doc, { key: P.uri, match: { value: u } }] };
 }
 
 /** `POST /collections/{name}/points/delete` body for {@link deleteFilter}. */
-export function deleteBody(uri: string, subtree: boolean): Schemas['PointsSelector'] {
-  return { filter: deleteFilter(uri, subtree) };
+export function deleteBody(account: string, uri: string, subtree: boolean): Schemas['PointsSelector'] {
+  return { filter: deleteFilter(account, uri, subtree) };
 }
 
 /** `POST /collections/{name}/points/count` body counting what {@link deleteBody} removes. */
-export function deleteCountBody(uri: string, subtree: boolean): Schemas['CountRequest'] {
-  return { filter: deleteFilter(uri, subtree), exact: true };
+export function deleteCountBody(account: string, uri: string, subtree: boolean): Schemas['CountRequest'] {
+  return { filter: deleteFilter(account, uri, subtree), exact: true };
 }

@@ -125,7 +125,7 @@ export class Applier {
 
   private async applyNow(w: ValidWrite, signal: AbortSignal | undefined): Promise<ApplyResult> {
     if (w.kind === 'delete') {
-      const removed = await this.index.deleteDocument(w.uri, { subtree: true });
+      const removed = await this.index.deleteDocument(w.account, w.uri, { subtree: true });
       return { status: 'applied', contentHash: '', nodes: removed, changed: removed > 0 };
     }
     const vis = this.visibility(w);

@@ -117,6 +117,12 @@ describe('toAssembleContextRequest', () => {
     expect(toAssembleContextRequest(contextParams({ query: 'q', quotas: {} }), caller)).toMatchObject({ bucketed: true, quotas: [] });
   });
 
+  it('asks for code outlines, so code overviews are skeletons (§4.4 rule 2)', () => {
+    expect(toAssembleContextRequest(contextParams({ query: 'q' }), caller).codeOutline).toBe(true);
+    const p = validateRecallBody({ query: 'q' }, { identity: caller });
+    expect(toAssembleContextRequest(p, caller).codeOutline).toBe(true);
+  });
+
   it('carries the names reported in stats.ignored', () => {
     const req = toAssembleContextRequest(contextParams({ query: 'q', level: 2, limit: 5, purpose: 'chat' }), caller);
     expect(req.ignored).toEqual(['level', 'limit']);

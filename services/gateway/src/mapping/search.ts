@@ -87,7 +87,8 @@ export function toAssembleContextRequest(p: ContextParams, caller: Caller): orch
     asOf: '',
     timeBudgetMs: p.timeBudgetMs ?? 0,
     stages: [],
-    codeOutline: false,
+    // §4.4 rule 2: a code file's overview is its structural skeleton, on every context route.
+    codeOutline: true,
   };
 }
 

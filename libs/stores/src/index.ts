@@ -12,3 +12,4 @@ export * from './nats/nats-event-bus';
 export * from './embedded/vector-index';
 export * from './tuning';
 export * from './qdrant';
+export * from './traces';

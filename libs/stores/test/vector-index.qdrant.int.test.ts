@@ -21,7 +21,7 @@ import type { SearchQuery } from '../src/ports/vector-index';
 import { aliceVisibility, sampleRecord } from '../src/qdrant/__tests__/fixtures';
 import { pointId } from '../src/qdrant/ids';
 import { QdrantVectorIndex } from '../src/qdrant/qdrant-vector-index';
-import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vectorsBody } from '../src/qdrant/reads';
+import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from '../src/qdrant/reads';
 import { createCollectionBody, payloadIndexBodies, P } from '../src/qdrant/schema';
 import { batchBody, planSearch, vectorsByIdBody } from '../src/qdrant/search';
 import { commitBody, currentVersionBody, deleteBody, deleteCountBody, stageBodies } from '../src/qdrant/writes';
@@ -365,6 +365,17 @@ describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL
     expect(fake.take().map((s) => s.body)).toEqual(wire([statsCountBody('acme'), statsFacetBody(5, 'acme')]));
   });
 
+  it('counts whole-collection documents per account, so one URI in two accounts is two documents', async () => {
+    const index = await openAgainst(fake);
+    fake
+      .on('POST', `${collectionPath}/points/count`, { result: { count: 5 } })
+      .on('POST', `${collectionPath}/facet`, { result: { hits: [{ value: 'acme', count: 3 }, { value: 'globex', count: 2 }] } })
+      .on('POST', `${collectionPath}/facet`, { result: { hits: [{ value: 'viking://resources/a.md', count: 2 }, { value: 'viking://resources/b.md', count: 1 }] } })
+      .on('POST', `${collectionPath}/facet`, { result: { hits: [{ value: 'viking://resources/a.md', count: 2 }] } });
+    await expect(index.stats()).resolves.toEqual({ points: 5, documents: 3 });
+    expect(fake.take().map((s) => s.body)).toEqual(wire([statsCountBody(), statsAccountsBody(5), statsFacetBody(3, 'acme'), statsFacetBody(2, 'globex')]));
+  });
+
   it('reports readiness from the collection check and surfaces server errors', async () => {
     const index = await openAgainst(fake);
     fake.on('GET', `${collectionPath}/exists`, { result: { exists: true } });
@@ -426,8 +437,8 @@ describe('QdrantVectorIndex replace protocol over the Qdrant model', () => {
 
 if (QDRANT_URL) {
   describe('QdrantVectorIndex against the Qdrant at QDRANT_URL', () => {
-    // A fresh collection per run, dropped afterwards: deletes are not tenant-scoped, so leftovers
-    // of an earlier run would change the counts the suite checks.
+    // A fresh collection per run, dropped afterwards, so no run leaves points behind in a shared
+    // server (every test also writes under its own accounts).
     const collection = `ctxmesh_contract_${randomUUID().replace(/-/g, '')}`;
     const apiKey = process.env.QDRANT_API_KEY;
     afterAll(async () => {

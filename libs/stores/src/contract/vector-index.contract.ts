@@ -189,6 +189,130 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
       });
     });
 
+    describe('tenancy: two accounts holding the same URI', () => {
+      /** The suite's account (A) and a second one (B), both fresh, and helpers for B. */
+      async function twoAccounts() {
+        const t = await setup();
+        const b = `b-${t.account}`;
+        const recB = (uri: string, text: string, over: Partial<NodeRecord> = {}): NodeRecord => t.rec(uri, text, { ...over, account: b });
+        const putB = (uri: string, text: string, over: Partial<NodeRecord> = {}): Promise<boolean> => t.index.replaceDocument(over.docUri ?? uri, [recB(uri, text, over)]);
+        const visB = (over: Partial<Visibility> = {}): Visibility => t.vis({ ...over, account: b });
+        return { ...t, b, recB, putB, visB };
+      }
+      const R = 'viking://resources/shared/a.md';
+
+      it('write: the second account gets its own point and the first keeps its own', async () => {
+        const t = await twoAccounts();
+        expect(await t.put(R, 'alpha tenant notes about lighthouses')).toBe(true);
+        expect(await t.putB(R, 'beta tenant notes about volcanoes')).toBe(true);
+        const [a] = (await t.index.get([R], t.vis(), 'full')) as NodeRecord[];
+        const [b] = (await t.index.get([R], t.visB(), 'full')) as NodeRecord[];
+        expect([a.account, a.body]).toEqual([t.account, 'alpha tenant notes about lighthouses']);
+        expect([b.account, b.body]).toEqual([t.b, 'beta tenant notes about volcanoes']);
+        expect(await t.index.stats(t.account)).toEqual({ points: 1, documents: 1 });
+        expect(await t.index.stats(t.b)).toEqual({ points: 1, documents: 1 });
+      });
+
+      it('write: the same content in both accounts is written twice, not skipped as already stored', async () => {
+        const t = await twoAccounts();
+        const doc = 'viking://resources/shared/same.md';
+        const passages = (rec: typeof t.rec) => [0, 1].map((i) => rec(`${doc}#p${i}`, `identical passage ${i}`, { docUri: doc, passageIndex: i, contentHash: 'same-hash' }));
+        expect(await t.index.replaceDocument(doc, passages(t.rec))).toBe(true);
+        expect(await t.index.replaceDocument(doc, passages(t.recB))).toBe(true);
+        expect((await t.index.getDocument(doc, t.vis())).map((r) => [r.uri, r.account])).toEqual([[`${doc}#p0`, t.account], [`${doc}#p1`, t.account]]);
+        expect((await t.index.getDocument(doc, t.visB())).map((r) => [r.uri, r.account])).toEqual([[`${doc}#p0`, t.b], [`${doc}#p1`, t.b]]);
+        expect(await t.index.replaceDocument(doc, passages(t.recB))).toBe(false);
+      });
+
+      it('replace: a new version in one account leaves the other account’s version whole', async () => {
+        const t = await twoAccounts();
+        const doc = 'viking://resources/shared/guide.md';
+        const version = (rec: typeof t.rec, hash: string, texts: string[]) => texts.map((x, i) => rec(`${doc}#p${i}`, x, { docUri: doc, passageIndex: i, contentHash: hash }));
+        await t.index.replaceDocument(doc, version(t.rec, 'a1', ['install the compressor', 'configure the valve', 'drain the tank']));
+        await t.index.replaceDocument(doc, version(t.recB, 'b1', ['feed the goldfish', 'clean the aquarium']));
+        expect(await t.index.replaceDocument(doc, version(t.rec, 'a2', ['calibrate the gauge']))).toBe(true);
+        expect((await t.index.getDocument(doc, t.vis())).map((r) => r.body)).toEqual(['calibrate the gauge']);
+        expect((await t.index.getDocument(doc, t.visB())).map((r) => r.body)).toEqual(['feed the goldfish', 'clean the aquarium']);
+        expect(await t.index.stats(t.b)).toEqual({ points: 2, documents: 1 });
+      });
+
+      it('replace: a URI moving to another document moves only within its own account', async () => {
+        const t = await twoAccounts();
+        const moved = 'viking://resources/shared/moved.md#p0';
+        await t.index.replaceDocument('viking://resources/shared/old.md', [t.rec(moved, 'alpha passage before the move', { docUri: 'viking://resources/shared/old.md' })]);
+        await t.index.replaceDocument('viking://resources/shared/new.md', [t.recB(moved, 'beta passage in its new home', { docUri: 'viking://resources/shared/new.md' })]);
+        const [a] = (await t.index.get([moved], t.vis(), 'summary')) as NodeSummary[];
+        expect(a.docUri).toBe('viking://resources/shared/old.md');
+        // Within account A the URI does move, and the old document loses it.
+        await t.index.replaceDocument('viking://resources/shared/new.md', [t.rec(moved, 'alpha passage after the move', { docUri: 'viking://resources/shared/new.md' })]);
+        expect(await t.index.getDocument('viking://resources/shared/old.md', t.vis())).toEqual([]);
+        const [b] = (await t.index.get([moved], t.visB(), 'full')) as NodeRecord[];
+        expect([b.docUri, b.body]).toEqual(['viking://resources/shared/new.md', 'beta passage in its new home']);
+      });
+
+      it('search, get, vectors and exists each answer from the caller’s account only', async () => {
+        const t = await twoAccounts();
+        await t.put(R, `${COMMON} alpha lighthouse keeper`);
+        await t.putB(R, `${COMMON} beta volcano observer`);
+        const [hitA] = await t.search(COMMON);
+        const [hitB] = await t.search(COMMON, { visibility: t.visB() });
+        expect([hitA.node.account, hitA.node.abstract]).toEqual([t.account, `${COMMON} alpha lighthouse keeper`]);
+        expect([hitB.node.account, hitB.node.abstract]).toEqual([t.b, `${COMMON} beta volcano observer`]);
+        expect(await t.uris('volcano observer', { vector: null })).toEqual([]);
+        expect(await t.uris('lighthouse keeper', { vector: null, visibility: t.visB() })).toEqual([]);
+        const [vA] = await t.index.vectors([R], t.vis());
+        const [vB] = await t.index.vectors([R], t.visB());
+        const cos = (x: Float32Array, y: Float32Array) => x.reduce((s, v, i) => s + v * y[i], 0);
+        expect(cos(vA as Float32Array, t.embedder.embedOne(`${COMMON} alpha lighthouse keeper`))).toBeCloseTo(1, 4);
+        expect(cos(vB as Float32Array, t.embedder.embedOne(`${COMMON} beta volcano observer`))).toBeCloseTo(1, 4);
+        expect(await t.index.exists('viking://resources/shared', t.visB())).toBe(true);
+        expect(await t.index.exists('viking://resources/shared', t.vis({ account: `c-${t.account}` }))).toBe(false);
+      });
+
+      it('delete: deleting a document in one account leaves the other account’s point', async () => {
+        const t = await twoAccounts();
+        await t.put(R, 'alpha copy');
+        await t.putB(R, 'beta copy');
+        expect(await t.index.deleteDocument(t.account, R)).toBe(1);
+        expect(await t.index.exists(R, t.vis())).toBe(false);
+        expect(((await t.index.get([R], t.visB(), 'full')) as NodeRecord[])[0].body).toBe('beta copy');
+        expect(await t.index.deleteDocument(t.account, R)).toBe(0);
+      });
+
+      it('delete: a subtree delete removes only the given account’s subtree', async () => {
+        const t = await twoAccounts();
+        for (const put of [t.put, t.putB]) {
+          await put('viking://resources/proj/a.md', 'alpha file');
+          await put('viking://resources/proj/sub/b.md', 'beta file');
+        }
+        await t.putB('viking://resources/project2/c.md', 'gamma file');
+        expect(await t.index.deleteDocument(t.b, 'viking://resources/proj', { subtree: true })).toBe(2);
+        expect(await t.index.exists('viking://resources/proj', t.visB())).toBe(false);
+        expect(await t.index.exists('viking://resources/project2/c.md', t.visB())).toBe(true);
+        expect(S((await t.index.get(['viking://resources/proj/a.md', 'viking://resources/proj/sub/b.md'], t.vis(), 'summary')).map((n) => n?.uri ?? 'gone'))).toEqual([
+          'viking://resources/proj/a.md',
+          'viking://resources/proj/sub/b.md',
+        ]);
+        expect(await t.index.stats(t.account)).toEqual({ points: 2, documents: 2 });
+      });
+
+      it('delete: an empty account is refused, not read as every account', async () => {
+        const t = await twoAccounts();
+        await t.put(R, 'alpha copy');
+        await expect(t.index.deleteDocument('', R)).rejects.toThrow();
+        expect(await t.index.exists(R, t.vis())).toBe(true);
+      });
+
+      it('stats of the whole index count a document per account', async () => {
+        const t = await twoAccounts();
+        const before = await t.index.stats();
+        await t.put(R, 'alpha copy');
+        await t.putB(R, 'beta copy');
+        const after = await t.index.stats();
+        expect({ points: after.points - before.points, documents: after.documents - before.documents }).toEqual({ points: 2, documents: 2 });
+      });
+    });
+
     describe('visibility', () => {
       async function world() {
         const t = await setup();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { describeVectorIndexContract, makeRecord } from '../contract/vector-index.contract';
-import type { Visibility } from '../ports/vector-index';
+import type { NodeRecord, Visibility } from '../ports/vector-index';
 import { type EmbeddedDb, openEmbeddedDb } from './db';
 import fc from 'fast-check';
 import { IndexDimensionMismatchError, InvalidRecordError, UnsupportedFilterError } from '../ports/errors';
@@ -46,6 +46,99 @@ describe('EmbeddedVectorIndex', () => {
     } finally {
       dbA.close();
       dbB.close();
+    }
+  });
+
+  it('keeps two accounts’ points of one URI apart across adapters sharing a file (change log and scan cache)', async () => {
+    const path = join(dir, 'ctx.db');
+    const dbA = openEmbeddedDb(path);
+    const dbB = openEmbeddedDb(path);
+    try {
+      const writer = new EmbeddedVectorIndex(dbA, { dimension: 256 });
+      const reader = new EmbeddedVectorIndex(dbB, { dimension: 256 });
+      const uri = 'viking://resources/l.md';
+      const visB: Visibility = { ...vis, account: 'b' };
+      const q = (v: Visibility) => ({ visibility: v, vector: null, text: 'lighthouse', targets: [], filter: null, limit: 5 });
+      // The reader loads its cache now, so the writes below reach it through the change log.
+      expect(await reader.search([q(vis), q(visB)])).toEqual([[], []]);
+      await writer.replaceDocument(uri, [makeRecord(embedder, 'a', uri, 'the lighthouse keeper of account a')]);
+      await writer.replaceDocument(uri, [makeRecord(embedder, 'b', uri, 'the lighthouse keeper of account b')]);
+      const [[hitA], [hitB]] = await reader.search([q(vis), q(visB)]);
+      expect([hitA.node.account, hitA.node.abstract]).toEqual(['a', 'the lighthouse keeper of account a']);
+      expect([hitB.node.account, hitB.node.abstract]).toEqual(['b', 'the lighthouse keeper of account b']);
+      expect(await writer.deleteDocument('a', uri)).toBe(1);
+      const [hitsA, hitsB] = await reader.search([q(vis), q(visB)]);
+      expect(hitsA).toEqual([]);
+      expect(hitsB.map((h) => h.node.abstract)).toEqual(['the lighthouse keeper of account b']);
+      // A freshly loaded cache (no change log to replay) agrees.
+      const fresh = new EmbeddedVectorIndex(dbB, { dimension: 256 });
+      expect((await fresh.search([q(visB)]))[0].map((h) => h.node.account)).toEqual(['b']);
+    } finally {
+      dbA.close();
+      dbB.close();
+    }
+  });
+
+  it('counts lexical document frequencies per account, so one tenant’s corpus never drops another’s query terms', async () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      // In account b "harbour" is in every document; in account a it is rare and decisive.
+      for (let i = 0; i < 40; i++) {
+        const uri = `viking://resources/b${i}.md`;
+        await index.replaceDocument(uri, [makeRecord(embedder, 'b', uri, `harbour report number ${i}`)]);
+      }
+      await index.replaceDocument('viking://resources/h.md', [makeRecord(embedder, 'a', 'viking://resources/h.md', 'a walk along the harbour')]);
+      await index.replaceDocument('viking://resources/w.md', [makeRecord(embedder, 'a', 'viking://resources/w.md', 'a walk in the woods')]);
+      await index.replaceDocument('viking://resources/m.md', [makeRecord(embedder, 'a', 'viking://resources/m.md', 'a walk on the moor')]);
+      const df = (account: string, term: string) => (db.prepare('SELECT df FROM vi_terms WHERE account = ? AND term = ?').get(account, term) as { df: number } | undefined)?.df;
+      expect([df('a', 'harbour'), df('b', 'harbour')]).toEqual([1, 40]);
+      // Counted file-wide, "harbour" (41 of 43 rows) would be dropped as near-universal and "walk"
+      // kept, matching all three of a's walks; counted in a, "harbour" is the rare, decisive term.
+      const [hits] = await index.search([{ visibility: vis, vector: null, text: 'walk harbour', targets: [], filter: null, limit: 3 }]);
+      expect(hits.map((h) => h.node.uri)).toEqual(['viking://resources/h.md']);
+      await index.deleteDocument('b', 'viking://resources', { subtree: true });
+      expect([df('a', 'harbour'), df('b', 'harbour')]).toEqual([1, undefined]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('upgrades a schema-2 file in place: rows, vectors and terms kept, the same URI then writable in another account', async () => {
+    const path = join(dir, 'ctx.db');
+    const db = openEmbeddedDb(path);
+    try {
+      const first = new EmbeddedVectorIndex(db, { dimension: 256 });
+      await first.replaceDocument('viking://resources/p.md', [makeRecord(embedder, 'a', 'viking://resources/p.md', 'persistent penguin colony')]);
+      await first.replaceDocument('viking://resources/q.md', [makeRecord(embedder, 'a', 'viking://resources/q.md', 'quiet penguin island')]);
+      await first.close();
+      // Rewrite the file into the schema-2 layout: URIs unique across the file, one df per term.
+      const nodesSql = (db.prepare("SELECT sql FROM sqlite_master WHERE name = 'vi_nodes'").get() as { sql: string }).sql;
+      db.exec(`
+        ${nodesSql.replace('vi_nodes', 'vi_nodes_v2').replace(/\buri TEXT NOT NULL,/, 'uri TEXT NOT NULL UNIQUE,')};
+        INSERT INTO vi_nodes_v2 SELECT * FROM vi_nodes;
+        DROP TABLE vi_nodes;
+        ALTER TABLE vi_nodes_v2 RENAME TO vi_nodes;
+        CREATE INDEX vi_nodes_doc ON vi_nodes(doc_uri, passage_index);
+        CREATE INDEX vi_nodes_account_uri ON vi_nodes(account, uri);
+        CREATE TABLE vi_terms_v2(term TEXT PRIMARY KEY, df INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO vi_terms_v2 SELECT term, SUM(df) FROM vi_terms GROUP BY term;
+        DROP TABLE vi_terms;
+        ALTER TABLE vi_terms_v2 RENAME TO vi_terms;
+        UPDATE vi_meta SET value = '2' WHERE key = 'schema';
+      `);
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('3');
+      expect(db.prepare("SELECT account, df FROM vi_terms WHERE term = 'penguin'").all()).toEqual([{ account: 'a', df: 2 }]);
+      const q = (text: string, v: Visibility = vis) => ({ visibility: v, vector: embedder.embedOne(text), text, targets: [], filter: null, limit: 5 });
+      const [hits] = await index.search([q('persistent penguin colony')]);
+      expect(hits[0].node.uri).toBe('viking://resources/p.md');
+      expect(hits[0].score).toBeGreaterThan(0.9);
+      expect(await index.replaceDocument('viking://resources/p.md', [makeRecord(embedder, 'b', 'viking://resources/p.md', 'penguin of account b')])).toBe(true);
+      expect(((await index.get(['viking://resources/p.md'], vis, 'full')) as NodeRecord[])[0].body).toBe('persistent penguin colony');
+      expect(await index.stats()).toEqual({ points: 3, documents: 3 });
+    } finally {
+      db.close();
     }
   });
 

@@ -8,7 +8,7 @@ import { MATCH_ALL, MATCH_NONE, asOfCondition, filterCondition, searchFilter, ur
 import { pointId, uuidV5 } from './ids';
 import { MINOR_SEED, MINOR_WEIGHT, documentSparseVector, lexicalCosine, queryTermWeights, sparseQuery, termClasses } from './lexical';
 import { denseOf, fullSelector, lexicalSourceOf, normalizePrefix, summarySelector, toPayload, toRecord, toSummary, uriPrefixes } from './payload';
-import { documentBody, existsBody, getBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
+import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
 import { createCollectionBody, payloadIndexBodies, P } from './schema';
 import { DEFAULT_QDRANT_TUNING, type QdrantHybridTuning, batchBody, hitsOf, legDepth, missingCosines, planSearch, rrfQuery, splitBatch, vectorsByIdBody } from './search';
 import { commitBody, currentVersionBody, deleteBody, deleteCountBody, isCurrent, pointOf, stageBodies, versionOf } from './writes';
@@ -501,5 +501,8 @@ describe('read bodies', () => {
     };
     expect(bodies).toMatchSnapshot();
     expect(statsCountBody().filter).toEqual({ must: [{ key: P.state, match: { value: 'live' } }] });
+    // A whole-collection stats lists the accounts first: a document is (account, doc_uri).
+    const accounts: Schemas['FacetRequest'] = statsAccountsBody(42);
+    expect(accounts).toEqual({ key: P.account, limit: 42, filter: statsCountBody().filter, exact: true });
   });
 });

@@ -93,6 +93,26 @@ describe('Applier', () => {
     expect(await applier.apply(write('viking://resources/d', '', { kind: 'delete' }))).toMatchObject({ status: 'applied', nodes: 0, changed: false });
   });
 
+  it('keeps two accounts’ nodes of the same URI apart: create, replace, append and delete each touch one account', async () => {
+    const uri = 'viking://resources/team/handbook.md';
+    const globex: Visibility = { ...VIS, account: 'globex' };
+    const inGlobex = { account: 'globex' };
+    expect(await applier.apply(write(uri, 'Acme handbook: ship on Fridays.', { kind: 'create' }))).toMatchObject({ status: 'applied', changed: true });
+    // The URI exists in acme, not in globex: a create there is no conflict.
+    expect(await applier.apply(write(uri, 'Globex handbook: never ship on Fridays.', { ...inGlobex, kind: 'create' }))).toMatchObject({ status: 'applied', changed: true });
+    await applier.apply(write(uri, ' Review first.', { ...inGlobex, kind: 'append', writeId: 'g-ap' }));
+    expect(await applier.apply(write(uri, 'Acme handbook: ship on Fridays.'))).toMatchObject({ changed: false });
+    expect(await applier.apply(write(uri, 'Acme handbook: ship on Fridays.', inGlobex))).toMatchObject({ changed: true });
+    await applier.apply(write(uri, 'Globex handbook: never ship on Fridays. Review first.', inGlobex));
+    const body = async (vis: Visibility) => ((await index.get([uri], vis, 'full'))[0] as NodeRecord | null)?.body ?? null;
+    expect(await body(VIS)).toBe('Acme handbook: ship on Fridays.');
+    expect(await body(globex)).toBe('Globex handbook: never ship on Fridays. Review first.');
+    expect(await applier.apply(write('viking://resources/team', '', { kind: 'delete' }))).toMatchObject({ status: 'applied', nodes: 1, changed: true });
+    expect(await body(VIS)).toBeNull();
+    expect(await body(globex)).toBe('Globex handbook: never ship on Fridays. Review first.');
+    expect(await index.stats('globex')).toEqual({ points: 1, documents: 1 });
+  });
+
   it('leaves the previous version searchable when embedding fails', async () => {
     const failing: Embedder = { id: embedder.id, dimension: 256, supportsImages: false, embed: async () => Promise.reject(new Error('embedder down')) };
     await applier.apply(write('viking://resources/a.md', 'old version'));

@@ -57,9 +57,11 @@ export class ApplyAbortedError extends Error {
 }
 
 /**
- * Applies writes. Writes of one URI run one at a time in call order (the bus already orders
- * them; this also orders the synchronous ApplyWrite RPC against the bus). Store and embedder
- * errors propagate unchanged: the caller decides to retry.
+ * Applies writes. Writes of one node — (account, URI): the account is not part of a URI, so
+ * two accounts' `viking://resources/a.md` are two nodes — run one at a time in call order (the
+ * bus already orders them; this also orders the synchronous ApplyWrite RPC against the bus).
+ * Every store call names the write's account. Store and embedder errors propagate unchanged:
+ * the caller decides to retry.
  */
 export class Applier {
   private readonly index: VectorIndex;
@@ -85,20 +87,21 @@ export class Applier {
   }
 
   /**
-   * Apply one write, after any earlier write of the same URI has finished.
+   * Apply one write, after any earlier write of the same (account, URI) has finished.
    * @param signal aborts embedding (the ApplyWrite caller's deadline); ignored once storing began
    * @throws whatever the store or the embedder throws (transient: retry), or ApplyAbortedError
    */
   apply(w: ValidWrite, signal?: AbortSignal): Promise<ApplyResult> {
-    const prev = this.tails.get(w.uri) ?? Promise.resolve();
+    const key = `${w.account}\u0000${w.uri}`;
+    const prev = this.tails.get(key) ?? Promise.resolve();
     const run = prev.then(
       () => this.applyNow(w, signal),
       () => this.applyNow(w, signal),
     );
     const tail = run.catch(() => undefined);
-    this.tails.set(w.uri, tail);
+    this.tails.set(key, tail);
     void tail.then(() => {
-      if (this.tails.get(w.uri) === tail) this.tails.delete(w.uri);
+      if (this.tails.get(key) === tail) this.tails.delete(key);
     });
     return run;
   }

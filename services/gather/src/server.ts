@@ -1,6 +1,6 @@
 /**
  * createServer(deps): gather over a VectorIndex and an Embedder. No env, no listen, no side
- * effects on import. GatherPassages and ExpandLinks are not implemented yet (UNIMPLEMENTED).
+ * effects on import.
  */
 import type { Embedder } from '@ctxmesh/embedder';
 import { gather } from '@ctxmesh/proto';
@@ -10,8 +10,10 @@ import { observeRpc } from '@ctxmesh/telemetry';
 import type { Logger } from 'pino';
 import { EmbeddingCache } from './domain/embed-cache';
 import { NodeSearcher } from './domain/searcher';
+import { expandLinksHandler } from './handlers/expand-links';
 import { findHandler } from './handlers/find';
 import { gatherCandidatesHandler } from './handlers/gather-candidates';
+import { gatherPassagesHandler } from './handlers/gather-passages';
 
 /** Dependencies of the gather service. */
 export interface GatherDeps {
@@ -32,7 +34,7 @@ export interface GatherDeps {
 }
 
 /** The implemented handlers of GatherService. */
-export type GatherHandlers = Pick<Handlers<gather.GatherServiceServer>, 'find' | 'gatherCandidates'>;
+export type GatherHandlers = Pick<Handlers<gather.GatherServiceServer>, 'find' | 'gatherCandidates' | 'gatherPassages' | 'expandLinks'>;
 
 /**
  * The handlers over `deps`, callable in process (benchmarks, the all-in-one launcher).
@@ -41,9 +43,10 @@ export type GatherHandlers = Pick<Handlers<gather.GatherServiceServer>, 'find' |
 export function handlers(deps: Pick<GatherDeps, 'index' | 'embedder' | 'embedCacheSize' | 'now'>): GatherHandlers {
   const env = {
     searcher: new NodeSearcher(deps.index, deps.embedder, new EmbeddingCache(deps.embedCacheSize)),
+    index: deps.index,
     now: deps.now ?? Date.now,
   };
-  return { find: findHandler(env), gatherCandidates: gatherCandidatesHandler(env) };
+  return { find: findHandler(env), gatherCandidates: gatherCandidatesHandler(env), gatherPassages: gatherPassagesHandler(env), expandLinks: expandLinksHandler(env) };
 }
 
 /** Build the mounted service. */

@@ -362,11 +362,4 @@ describe('GatherService', () => {
       expect(r.candidates.map((c) => c.uri)).toEqual([`${ALICE}/memories/events/2026/07/14/launch-globex.md`]);
     });
   });
-
-  it('Gather.GatherPassages and ExpandLinks - not implemented yet - UNIMPLEMENTED', async () => {
-    await expect(
-      rpc(client.gatherPassages, { identity: identity(), queries: ['x'], subject: '', topK: 1, memoryK: 0, maxPerDocument: 1, asOf: '', candidatePool: 0 }),
-    ).rejects.toMatchObject({ code: Code.UNIMPLEMENTED });
-    await expect(rpc(client.expandLinks, { identity: identity(), seedUris: [], queries: [], limit: 1, asOf: '' })).rejects.toMatchObject({ code: Code.UNIMPLEMENTED });
-  });
 });

@@ -4,7 +4,7 @@
  * need in one `get` per visibility, and collapse passages into documents.
  */
 import type { Embedder } from '@ctxmesh/embedder';
-import type { FilterNode, NodeSummary, SearchQuery, VectorIndex, Visibility } from '@ctxmesh/stores';
+import type { FilterNode, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '@ctxmesh/stores';
 import { EmbeddingCache } from './embed-cache';
 import { collapsePassages, missingDocuments, type NodeHit } from './hits';
 import { visibilityKey } from './scope';
@@ -58,6 +58,39 @@ export class NodeSearcher {
   /** True when the configured embedder can embed images. */
   get supportsImages(): boolean {
     return this.embedder.supportsImages;
+  }
+
+  /**
+   * Run searches as one batch and return the index's points as they are (passages are not
+   * collapsed into documents): retrieve works on passages. `limit` is the number of points.
+   * @param signal aborts the embedding call (the request's deadline)
+   * @returns points per search, best first, at most `limit` each
+   */
+  async searchPoints(searches: readonly NodeSearch[], signal?: AbortSignal): Promise<SearchHit[][]> {
+    const active = searches.map((s, i) => ({ s, i })).filter(({ s }) => s.limit > 0 && s.text.trim() !== '');
+    const out: SearchHit[][] = searches.map(() => []);
+    if (active.length === 0) return out;
+    const vectors = await this.cache.getMany(
+      active.map(({ s }) => s.text),
+      (texts) => this.embedder.embed(texts, { signal }),
+    );
+    const results = await this.index.search(
+      active.map(({ s }, k) => ({
+        visibility: s.visibility,
+        vector: vectors[k],
+        text: s.text,
+        targets: s.targets,
+        filter: s.filter,
+        limit: Math.floor(s.limit),
+        scoreThreshold: s.scoreThreshold,
+        levels: s.levels && s.levels.length > 0 ? s.levels : undefined,
+        asOf: s.asOf,
+      })),
+    );
+    active.forEach(({ i }, k) => {
+      out[i] = results[k] ?? [];
+    });
+    return out;
   }
 
   /**

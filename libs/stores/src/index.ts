@@ -11,5 +11,6 @@ export * from './inproc/inproc-event-bus';
 export * from './nats/nats-event-bus';
 export * from './embedded/vector-index';
 export * from './tuning';
+export * from './factory';
 export * from './qdrant';
 export * from './traces';

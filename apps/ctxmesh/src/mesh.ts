@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createOutliner } from '@ctxmesh/outline';
 import { startBudgetRender } from '@ctxmesh/budget-render';
-import { createEmbedder, loadGatherConfig, startGather } from '@ctxmesh/gather';
+import { loadGatherConfig, startGather } from '@ctxmesh/gather';
 import { loadGatewayConfig, startGateway } from '@ctxmesh/gateway';
 import { startIndexer, loadIndexerConfig } from '@ctxmesh/indexer';
 import { createLedgerStore, loadLedgerConfig, startLedger } from '@ctxmesh/ledger';
@@ -22,10 +22,10 @@ import { loadTierReaderConfig, startTierReader } from '@ctxmesh/tier-reader';
 import type { RunningServer } from '@ctxmesh/rpc';
 import type { Embedder } from '@ctxmesh/embedder';
 import { ConfigError, connectNats, connectRedis, type Env, type Logger } from '@ctxmesh/runtime';
-import { EmbeddedVectorIndex, InProcEventBus, NatsEventBus, openEmbeddedDb, QdrantVectorIndex, type EventBus, type VectorIndex } from '@ctxmesh/stores';
+import { createEmbedder, DB_FILE, InProcEventBus, NatsEventBus, openEmbeddedDb, openVectorStore, type EventBus, type VectorIndex } from '@ctxmesh/stores';
 
-/** Name of the embedded SQLite file inside the data dir. */
-export const DB_FILE = 'ctxmesh.db';
+/** Name of the embedded SQLite file inside the data dir (`@ctxmesh/stores` `DB_FILE`). */
+export { DB_FILE };
 
 /** Options of {@link startMesh}. */
 export interface MeshOptions {
@@ -106,15 +106,10 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       db = opened;
       closers.push(async () => opened.close());
     }
-    let index: VectorIndex;
-    if (cfg.gather.CTXMESH_VECTOR === 'qdrant') {
-      const q = await QdrantVectorIndex.open({ url: cfg.gather.QDRANT_URL, apiKey: cfg.gather.QDRANT_API_KEY, collection: cfg.gather.QDRANT_COLLECTION, dimension: embedder.dimension });
-      index = q;
-    } else {
-      index = new EmbeddedVectorIndex(db!, { dimension: embedder.dimension });
-    }
-    const idx = index;
-    closers.push(() => idx.close());
+    // The embedded index shares the mesh's one SQLite handle with the ledger and sessions.
+    const store = await openVectorStore(cfg.gather, embedder.dimension, { db: db ?? undefined });
+    closers.push(() => store.close());
+    const index = store.index;
 
     const redis = cfg.ledger.REDIS_URL ? await connectRedis(cfg.ledger.REDIS_URL) : null;
     if (redis) closers.push(() => redis.quit());

@@ -1,9 +1,9 @@
 /**
  * gather configuration: its port, and the vector store and embedder it reads with
- * (`CTXMESH_VECTOR`, `CTXMESH_EMBEDDINGS_URL`, …; see `stores/vector-store.ts`).
+ * (`CTXMESH_VECTOR`, `CTXMESH_EMBEDDINGS_URL`, …: the shared `storeSchema` of `@ctxmesh/stores`).
  */
-import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
-import { looseStoreConfig, storeProblems, storeSchema } from './stores/vector-store';
+import { env, type Env } from '@ctxmesh/runtime';
+import { loadConfigWithStore, storeSchema } from '@ctxmesh/stores';
 
 /** Schema: env var name → parser. */
 export const schema = {
@@ -20,20 +20,10 @@ export const schema = {
 export type GatherConfig = ReturnType<typeof loadGatherConfig>;
 
 /**
- * Parse and validate, including the rules that tie variables together (a Qdrant store needs
- * `QDRANT_URL`; an embeddings endpoint needs a model and a dimension).
+ * Parse and validate, including the store rules that tie variables together (a Qdrant store
+ * needs `QDRANT_URL`; an embeddings endpoint needs a model and a dimension).
  * @throws ConfigError listing every problem
  */
 export function loadGatherConfig(e: Env) {
-  let cfg;
-  try {
-    cfg = loadConfig(schema, e);
-  } catch (err) {
-    // Report the rules across variables together with the schema's own problems.
-    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...storeProblems(looseStoreConfig(e))]);
-    throw err;
-  }
-  const problems = storeProblems(cfg);
-  if (problems.length > 0) throw new ConfigError(problems);
-  return cfg;
+  return loadConfigWithStore(schema, e);
 }

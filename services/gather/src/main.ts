@@ -3,9 +3,9 @@
  * (Telemetry is started by the CLI before any gRPC module loads.)
  */
 import { createLogger, runMain } from '@ctxmesh/runtime';
+import { createEmbedder, openVectorStore } from '@ctxmesh/stores';
 import { loadGatherConfig } from './config';
 import { startGather } from './start';
-import { createEmbedder, openVectorStore } from './stores/vector-store';
 
 /** Run gather as its own process. */
 export function main(): Promise<void> {

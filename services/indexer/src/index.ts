@@ -1,7 +1,7 @@
 export { createServer, createCore, createHandlers, type IndexerDeps, type IndexerCore } from './server';
 export { loadIndexerConfig, type IndexerConfig } from './config';
 export { startIndexer, type StartOptions as IndexerStartOptions, type RunningIndexer } from './start';
-export { main, embedderFromConfig, vectorIndexFromConfig, loadOutliner, EMBEDDED_DB_FILE } from './main';
+export { main, loadOutliner } from './main';
 export { IngestConsumer, INGEST_DURABLE, INGEST_SUBJECTS, noticeOf, type IngestConsumerOptions } from './ingest/consumer';
 export { Applier, ApplyAbortedError, type ApplyResult, type ApplierOptions } from './domain/apply';
 export { WriteStatusBook, type WriteRecord, type WriteState } from './domain/status';

@@ -1,60 +1,23 @@
 /**
  * Composition root: `ctxmesh serve indexer`. The only file that reads process.env.
- * Store and embedder come from the same variables gather reads; the bus is NATS JetStream
- * (the in-process bus only exists inside the all-in-one process). A configured store that
- * cannot be reached fails the start; nothing falls back to an embedded store.
+ * Store and embedder come from the shared factory of `@ctxmesh/stores` (the variables gather and
+ * tier-reader read); the bus is NATS JetStream (the in-process bus only exists inside the
+ * all-in-one process). A configured store that cannot be reached fails the start; nothing falls
+ * back to an embedded store.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { HttpEmbedder, LexicalEmbedder, type Embedder } from '@ctxmesh/embedder';
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { createOutliner } from '@ctxmesh/outline';
 import { connectNats, createLogger, runMain } from '@ctxmesh/runtime';
-import { EmbeddedVectorIndex, NatsEventBus, QdrantVectorIndex, openEmbeddedDb, type EventBus, type VectorIndex } from '@ctxmesh/stores';
+import { NatsEventBus, createEmbedder, openVectorStore, type EventBus } from '@ctxmesh/stores';
 import type { Logger } from 'pino';
-import { loadIndexerConfig, type IndexerConfig } from './config';
+import { loadIndexerConfig } from './config';
 import { startIndexer } from './start';
-
-/** File name of the embedded SQLite database inside CTXMESH_DATA_DIR. */
-export const EMBEDDED_DB_FILE = 'ctxmesh.db';
 
 /** Something to release at shutdown. */
 type Closer = () => Promise<void>;
 
-/** The embedder the configuration names: the OpenAI-compatible endpoint, else the lexical one. */
-export function embedderFromConfig(cfg: IndexerConfig): Embedder {
-  if (cfg.CTXMESH_EMBEDDINGS_URL !== undefined) {
-    return new HttpEmbedder({
-      url: cfg.CTXMESH_EMBEDDINGS_URL,
-      model: cfg.CTXMESH_EMBEDDINGS_MODEL!,
-      dimension: cfg.CTXMESH_EMBEDDINGS_DIMENSION!,
-      apiKey: cfg.CTXMESH_EMBEDDINGS_API_KEY,
-      timeoutMs: cfg.CTXMESH_EMBEDDINGS_TIMEOUT_MS,
-      maxRetries: 2,
-    });
-  }
-  return new LexicalEmbedder({ dimension: cfg.CTXMESH_LEXICAL_DIMENSION });
-}
-
-/**
- * Open the vector index the configuration names, at the embedder's dimension.
- * @param closers receives the release steps, in opening order
- */
-export async function vectorIndexFromConfig(cfg: IndexerConfig, dimension: number, closers: Closer[]): Promise<VectorIndex> {
-  if (cfg.CTXMESH_VECTOR === 'qdrant') {
-    const index = await QdrantVectorIndex.open({ url: cfg.QDRANT_URL, apiKey: cfg.QDRANT_API_KEY, collection: cfg.QDRANT_COLLECTION, dimension });
-    closers.push(() => index.close());
-    return index;
-  }
-  mkdirSync(cfg.CTXMESH_DATA_DIR, { recursive: true });
-  const db = openEmbeddedDb(join(cfg.CTXMESH_DATA_DIR, EMBEDDED_DB_FILE));
-  closers.push(async () => {
-    db.close();
-  });
-  const index = new EmbeddedVectorIndex(db, { dimension });
-  closers.push(() => index.close());
-  return index;
-}
+/** Retries of a failed embeddings call: the indexer acks only after a write, so a blip is worth retrying. */
+const EMBED_RETRIES = 2;
 
 /** The code outliner, or null (with a warning) when tree-sitter cannot load: overviews then skip rule 2. */
 export async function loadOutliner(log: Logger): Promise<CodeOutliner | null> {
@@ -76,8 +39,10 @@ export function main(): Promise<void> {
       for (const close of closers.splice(0).reverse()) await close().catch((err: unknown) => log.warn({ err }, 'error while releasing'));
     };
     try {
-      const embedder = embedderFromConfig(cfg);
-      const index = await vectorIndexFromConfig(cfg, embedder.dimension, closers);
+      const embedder = createEmbedder(cfg, { maxRetries: EMBED_RETRIES });
+      const store = await openVectorStore(cfg, embedder.dimension);
+      closers.push(() => store.close());
+      const index = store.index;
       const outliner = await loadOutliner(log);
       let bus: EventBus | undefined;
       if (cfg.NATS_URL !== undefined) {
@@ -113,7 +78,7 @@ export function main(): Promise<void> {
           retryDelayMs: cfg.INDEXER_RETRY_DELAY_MS,
         },
       });
-      log.info({ vector: cfg.CTXMESH_VECTOR, embedder: embedder.id, consuming: bus !== undefined, outliner: outliner !== null }, 'indexer started');
+      log.info({ store: store.description, embedder: embedder.id, consuming: bus !== undefined, outliner: outliner !== null }, 'indexer started');
       return {
         stop: async () => {
           await server.shutdown();

@@ -1,6 +1,10 @@
-/** tier-reader configuration: its port, the code outliner switch, and the vector store. */
-import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
-import { looseStoreConfig, storeProblems, storeSchema } from './stores/vector-store';
+/**
+ * tier-reader configuration: its port, the code outliner switch, and the vector store (the
+ * shared `storeSchema` of `@ctxmesh/stores`; the embedder variables only fix the index's dense
+ * dimension: the tier reader never embeds).
+ */
+import { env, type Env } from '@ctxmesh/runtime';
+import { loadConfigWithStore, storeSchema } from '@ctxmesh/stores';
 
 /** Schema: env var name → parser. */
 export const schema = {
@@ -17,19 +21,9 @@ export const schema = {
 export type TierReaderConfig = ReturnType<typeof loadTierReaderConfig>;
 
 /**
- * Parse and validate, including the rules that tie store variables together.
+ * Parse and validate, including the store rules that tie variables together.
  * @throws ConfigError listing every problem
  */
 export function loadTierReaderConfig(e: Env) {
-  let cfg;
-  try {
-    cfg = loadConfig(schema, e);
-  } catch (err) {
-    // Report the rules across variables together with the schema's own problems.
-    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...storeProblems(looseStoreConfig(e))]);
-    throw err;
-  }
-  const problems = storeProblems(cfg);
-  if (problems.length > 0) throw new ConfigError(problems);
-  return cfg;
+  return loadConfigWithStore(schema, e);
 }

@@ -5,10 +5,10 @@
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { createOutliner } from '@ctxmesh/outline';
 import { createLogger, runMain } from '@ctxmesh/runtime';
+import { createEmbedder, openVectorStore } from '@ctxmesh/stores';
 import type { Logger } from 'pino';
 import { loadTierReaderConfig } from './config';
 import { startTierReader } from './start';
-import { openVectorStore } from './stores/vector-store';
 
 /**
  * Load the code outliner; a failure is logged and leaves code files with the generic document
@@ -29,7 +29,8 @@ export function main(): Promise<void> {
   return runMain('tier-reader', log, async () => {
     const cfg = loadTierReaderConfig(process.env);
     const outliner = cfg.TIER_READER_CODE_OUTLINE ? await loadOutliner(log) : null;
-    const store = await openVectorStore(cfg);
+    // The index's dense dimension is the configured embedder's (the one gather and the indexer use).
+    const store = await openVectorStore(cfg, createEmbedder(cfg).dimension);
     log.info({ store: store.description, outliner: outliner !== null }, 'vector store open');
     let server;
     try {

@@ -30,8 +30,24 @@ export const schema = {
   CTXMESH_RENDER_RESERVE_MS: env.int(20, 0, 60_000),
   /** Budget of calls that arrive without a deadline. */
   CTXMESH_DEFAULT_DEADLINE_MS: env.int(60_000, 1, 600_000),
+  /** Set when the rewrite service has a `/rerank` endpoint (the rerank stage is configured). */
+  CTXMESH_RERANK_URL: env.optUrl(['http', 'https']),
+  /** Retrieve runs query rewrite unless the request's `stages` says otherwise (needs a model). */
+  SEARCH_QUERY_REWRITE_ENABLED: env.bool(true),
+  /** Retrieve runs cross-encoder rerank unless the request's `stages` says otherwise (needs CTXMESH_RERANK_URL). */
+  SEARCH_RERANKING_ENABLED: env.bool(true),
+  /** Retrieve runs graph assist unless the request's `stages` says otherwise. */
+  SEARCH_GRAPH_ASSIST_ENABLED: env.bool(false),
   /** Write one trace row per retrieve request. */
   RETRIEVAL_TRACE_ENABLED: env.bool(false),
+  /** NATS server holding the trace stream; unset → the embedded SQLite file in CTXMESH_DATA_DIR. */
+  NATS_URL: env.optUrl(['nats', 'tls', 'ws', 'wss']),
+  /** Directory of the embedded SQLite file (traces without NATS). */
+  CTXMESH_DATA_DIR: env.str('.ctxmesh'),
+  /** JetStream stream of the trace rows. */
+  CTXMESH_TRACE_STREAM: env.str('CTXMESH_TRACES'),
+  /** Retention of trace rows, ms (default 7 days). */
+  CTXMESH_TRACE_MAX_AGE_MS: env.int(7 * 24 * 3600 * 1000, 1000, 365 * 24 * 3600 * 1000),
 };
 
 /** Parsed configuration. */

@@ -1,9 +1,11 @@
-export { createServer, STAGE_PRIORS, type OrchestratorDeps } from './server';
+export { createServer, type OrchestratorDeps } from './server';
 export { loadOrchestratorConfig } from './config';
 export { startOrchestrator } from './start';
-export { main, settingsFromConfig } from './main';
+export { main, retrieveSettingsFromConfig, settingsFromConfig } from './main';
 export { grpcPorts, type DownstreamAddrs } from './clients/grpc';
 export { assembleContext, type ContextSettings } from './domain/context';
+export { defaultRetrieveSettings, retrieve, type RetrieveSettings } from './domain/retrieve';
 export { listSearch } from './domain/search';
-export { LatencyEstimator, StageRunner } from './domain/stages';
+export { LatencyEstimator, StageRunner, stagePriors } from './domain/stages';
+export { newTraceId, type TraceRecord, type TraceSink } from './domain/trace';
 export type { Ports } from './domain/ports';

@@ -7,32 +7,43 @@ import { observeRpc, stageDuration } from '@ctxmesh/telemetry';
 import type { Logger } from 'pino';
 import { assembleContext, type ContextSettings } from './domain/context';
 import type { Ports } from './domain/ports';
+import { defaultRetrieveSettings, retrieve, type RetrieveSettings } from './domain/retrieve';
 import { listSearch } from './domain/search';
-import { LatencyEstimator } from './domain/stages';
+import { LatencyEstimator, stagePriors } from './domain/stages';
+import { TRACE_ID_PATTERN, type TraceSink } from './domain/trace';
 
 /** Dependencies of the orchestrator. */
 export interface OrchestratorDeps {
   ports: Ports;
+  /** Context-mode settings. */
   settings: ContextSettings;
+  /** Retrieve settings. @default defaultRetrieveSettings() (nothing configured, traces off) */
+  retrieve?: RetrieveSettings;
+  /** Trace store (retrieve traces and GetTrace); null/absent = no traces. */
+  traces?: TraceSink | null;
   log: Logger;
   shutdownSignal?: AbortSignal;
   defaultDeadlineMs?: number;
 }
 
-/** Stage latency priors (ms) before the estimator has seen a run. */
-export const STAGE_PRIORS: Record<string, number> = {
-  query_expansion: 500,
-  rewrite: 1500,
-  query_rewrite: 500,
-  rerank: 200,
-  graph_assist: 20,
-};
-
-/** Build the orchestrator's mounted service. */
+/**
+ * Build the orchestrator's mounted service. One latency estimator serves every request: an
+ * optional stage's expected cost starts at its configured timeout and then follows its runs.
+ */
 export function createServer(deps: OrchestratorDeps): MountedService {
-  const estimator = new LatencyEstimator(STAGE_PRIORS);
+  const rs = deps.retrieve ?? defaultRetrieveSettings();
+  const estimator = new LatencyEstimator(
+    stagePriors({
+      expansionTimeoutMs: deps.settings.expansionTimeoutMs,
+      rewriteTimeoutMs: deps.settings.rewriteTimeoutMs,
+      queryRewriteTimeoutMs: rs.queryRewriteTimeoutMs,
+      rerankTimeoutMs: rs.rerankTimeoutMs,
+      graphAssistTimeoutMs: rs.graphAssistTimeoutMs,
+    }),
+  );
   const observe = (pipeline: string) => (r: { stage: string; outcome: string; ms: number }) =>
     stageDuration.labels(pipeline, r.stage, r.outcome).observe(r.ms / 1000);
+  const traces = deps.traces ?? null;
   const implementation = implement<orchestrator.OrchestratorServiceServer>(
     orchestrator.OrchestratorServiceService,
     {
@@ -40,6 +51,23 @@ export function createServer(deps: OrchestratorDeps): MountedService {
       assembleContext: async (req, ctx) => {
         const out = await assembleContext(req, deps.ports, ctx.budget, deps.settings, estimator, observe('context'));
         return { entries: out.entries, rendered: out.rendered, digest: out.digest, statsJson: JSON.stringify(out.stats), stages: out.runner.toProto() };
+      },
+      retrieve: async (req, ctx) => {
+        const out = await retrieve(req, deps.ports, ctx.budget, rs, estimator, {
+          observe: observe('retrieve'),
+          traces,
+          warn: (obj, msg) => ctx.log.warn(obj, msg),
+        });
+        return out.response;
+      },
+      getTrace: async (req) => {
+        const account = req.identity?.accountId ?? '';
+        if (!account) throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id is required');
+        if (!TRACE_ID_PATTERN.test(req.traceId)) throw new CtxError(Code.INVALID_ARGUMENT, 'BAD_TRACE_ID', `invalid trace id ${JSON.stringify(req.traceId)}`);
+        // Another account's trace is as absent as one never written.
+        const row = traces ? await traces.get(req.traceId, account) : null;
+        if (!row) throw new CtxError(Code.NOT_FOUND, 'TRACE_NOT_FOUND', `trace '${req.traceId}' not found`, { metadata: { trace_id: req.traceId } });
+        return { traceJson: JSON.stringify(row.data) };
       },
       readContent: async (req, ctx) => {
         if (!['read', 'abstract', 'overview'].includes(req.tier)) {

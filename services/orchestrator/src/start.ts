@@ -3,6 +3,8 @@ import { checkHealth, startServer, type RunningServer } from '@ctxmesh/rpc';
 import type { Logger } from 'pino';
 import { grpcPorts, type DownstreamAddrs } from './clients/grpc';
 import type { ContextSettings } from './domain/context';
+import type { RetrieveSettings } from './domain/retrieve';
+import type { TraceSink } from './domain/trace';
 import { createServer } from './server';
 
 /** Start options. */
@@ -12,8 +14,15 @@ export interface StartOptions {
   log: Logger;
   /** Downstream service addresses. */
   addrs: DownstreamAddrs;
-  /** Pipeline settings. */
+  /** Context-mode pipeline settings. */
   settings: ContextSettings;
+  /** Retrieve settings. @default defaultRetrieveSettings() (nothing configured, traces off) */
+  retrieve?: RetrieveSettings;
+  /**
+   * Retrieve trace store (e.g. `@ctxmesh/stores` NatsTraceStore or SqliteTraceStore), owned by
+   * the caller: stopping the server does not close it. Null/absent = no traces.
+   */
+  traces?: TraceSink | null;
   /** Budget for calls that arrive without a deadline, ms. */
   defaultDeadlineMs?: number;
 }
@@ -25,7 +34,17 @@ export async function startOrchestrator(opts: StartOptions): Promise<RunningServ
   const ports = grpcPorts(opts.addrs);
   const running = await startServer({
     domain: 'orchestrator',
-    services: [createServer({ ports, settings: opts.settings, log, shutdownSignal: shutdownController.signal, defaultDeadlineMs: opts.defaultDeadlineMs })],
+    services: [
+      createServer({
+        ports,
+        settings: opts.settings,
+        retrieve: opts.retrieve,
+        traces: opts.traces,
+        log,
+        shutdownSignal: shutdownController.signal,
+        defaultDeadlineMs: opts.defaultDeadlineMs,
+      }),
+    ],
     port: opts.port,
     host: opts.host,
     log,

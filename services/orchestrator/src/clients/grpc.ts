@@ -1,7 +1,7 @@
 /**
  * gRPC implementations of the orchestrator's ports. Each call carries the caller's Budget
  * (deadline + parent) and translates downstream codes deliberately: INVALID_ARGUMENT passes
- * only from gather (it validates the caller's query/image) and tier-reader/sessions
+ * only from gather (it validates the caller's query/image; retrieve's subject is PERMISSION_DENIED) and tier-reader/sessions
  * NOT_FOUND/PERMISSION_DENIED pass for content reads and workspaces.
  */
 import { budgetRender, gather, ledger, rewrite, sessions, tierReader } from '@ctxmesh/proto';
@@ -30,7 +30,7 @@ export function grpcPorts(addrs: DownstreamAddrs): Ports & { close(): void } {
     gather: {
       find: (req, b) => callUnary(g.find.bind(g), req, b, { domain: 'gather', pass: [Code.INVALID_ARGUMENT, Code.PERMISSION_DENIED]}),
       gatherCandidates: (req, b) => callUnary(g.gatherCandidates.bind(g), req, b, { domain: 'gather', pass: [Code.INVALID_ARGUMENT]}),
-      gatherPassages: (req, b) => callUnary(g.gatherPassages.bind(g), req, b, { domain: 'gather', pass: [Code.INVALID_ARGUMENT]}),
+      gatherPassages: (req, b) => callUnary(g.gatherPassages.bind(g), req, b, { domain: 'gather', pass: [Code.INVALID_ARGUMENT, Code.PERMISSION_DENIED]}),
       expandLinks: (req, b) => callUnary(g.expandLinks.bind(g), req, b, { domain: 'gather'}),
     },
     tierReader: {

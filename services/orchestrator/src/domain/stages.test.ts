@@ -1,5 +1,5 @@
 import { Budget, Code, CtxError } from '@ctxmesh/rpc';
-import { LatencyEstimator, StageRunner } from './stages';
+import { LatencyEstimator, StageNotRunError, StageRunner, stagePriors } from './stages';
 
 function clock(start = 0) {
   let t = start;
@@ -80,5 +80,34 @@ describe('StageRunner', () => {
     r.notRun('rerank', 'NOT_CONFIGURED');
     r.notRun('rewrite', 'NOT_REQUESTED');
     expect(r.degraded()).toEqual([]);
+  });
+
+  it('records a stage whose downstream says it is not set up as skipped, not degraded', async () => {
+    const r = new StageRunner({ budget: Budget.ofMs(1000), timeBudgetMs: null, estimator: new LatencyEstimator({}), reserveMs: 0 });
+    expect(await r.optional('rerank', 100, async () => Promise.reject(new StageNotRunError('NOT_CONFIGURED')))).toBeUndefined();
+    r.notRun('graph_assist', 'NOTHING_TO_DO');
+    expect(r.records.map((x) => [x.stage, x.outcome, x.reason])).toEqual([
+      ['rerank', 'skipped', 'NOT_CONFIGURED'],
+      ['graph_assist', 'skipped', 'NOTHING_TO_DO'],
+    ]);
+    expect(r.degraded()).toEqual([]);
+  });
+
+  it('reports the timings of the stages that ran only', async () => {
+    const c = clock();
+    const r = new StageRunner({ budget: Budget.ofMs(60_000), timeBudgetMs: 100, estimator: new LatencyEstimator({ rerank: 8000 }), reserveMs: 0, now: c.now });
+    await r.mandatory('gather', async () => c.advance(12.345));
+    await r.optional('rerank', 8000, async () => 1);
+    expect(r.measuredTimings()).toEqual({ gather: 12.35 });
+    expect(r.timings()).toEqual({ gather: 12.35, rerank: 0 });
+  });
+});
+
+describe('stagePriors', () => {
+  it('expects a stage that never ran to take its whole configured timeout', () => {
+    const e = new LatencyEstimator(stagePriors({ expansionTimeoutMs: 5000, rewriteTimeoutMs: 30_000, queryRewriteTimeoutMs: 6000, rerankTimeoutMs: 8000, graphAssistTimeoutMs: 2000 }));
+    expect(['query_expansion', 'rewrite', 'query_rewrite', 'rerank', 'graph_assist'].map((s) => e.expectedMs(s))).toEqual([5000, 30_000, 6000, 8000, 2000]);
+    e.record('rerank', 40);
+    expect(e.expectedMs('rerank')).toBe(40);
   });
 });

@@ -8,6 +8,54 @@
 import { common } from '@ctxmesh/proto';
 import { Budget, Code, isCode } from '@ctxmesh/rpc';
 
+/**
+ * Reasons of optional stages that were not entered (or answered that they are not set up)
+ * without the request losing anything it asked for: these are never "degraded".
+ */
+export const BENIGN_SKIP_REASONS: readonly string[] = ['NOT_CONFIGURED', 'NOT_REQUESTED', 'NOTHING_TO_DO'];
+
+/**
+ * Thrown by an optional stage's body when the downstream says the stage is not set up (a
+ * rewrite service answering `off`): the stage is recorded as skipped with `reason`, not as a
+ * failure.
+ */
+export class StageNotRunError extends Error {
+  override readonly name = 'StageNotRunError';
+  constructor(
+    /** Skip reason, e.g. `NOT_CONFIGURED`. */
+    readonly reason: string,
+    message = `stage not run: ${reason}`,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Expected cost (ms) of each optional stage before it has ever run: its configured timeout, so
+ * a short time budget never calls a stage it knows nothing about; once the stage has run, the
+ * running estimate takes over.
+ */
+export function stagePriors(timeouts: {
+  /** Query expansion fuse (context mode). */
+  expansionTimeoutMs: number;
+  /** Digest rewrite fuse (context mode). */
+  rewriteTimeoutMs: number;
+  /** Retrieve query rewrite timeout. */
+  queryRewriteTimeoutMs: number;
+  /** Cross-encoder rerank timeout. */
+  rerankTimeoutMs: number;
+  /** Graph assist timeout. */
+  graphAssistTimeoutMs: number;
+}): Record<string, number> {
+  return {
+    query_expansion: timeouts.expansionTimeoutMs,
+    rewrite: timeouts.rewriteTimeoutMs,
+    query_rewrite: timeouts.queryRewriteTimeoutMs,
+    rerank: timeouts.rerankTimeoutMs,
+    graph_assist: timeouts.graphAssistTimeoutMs,
+  };
+}
+
 /** Why an optional stage did not contribute. */
 export type StageOutcome = 'ok' | 'skipped' | 'failed' | 'timeout';
 
@@ -138,6 +186,10 @@ export class StageRunner {
     } catch (err) {
       const ms = this.now() - t0;
       this.opts.estimator.record(stage, ms);
+      if (err instanceof StageNotRunError) {
+        this.push({ stage, outcome: 'skipped', ms: 0, reason: err.reason, optional: true });
+        return undefined;
+      }
       // The request's own deadline is not an optional stage's failure to absorb.
       if (this.opts.budget.exhausted) throw err;
       const timedOut = isCode(err, Code.DEADLINE_EXCEEDED) || child.remainingMs() <= 0;
@@ -148,7 +200,14 @@ export class StageRunner {
 
   /** Names of optional stages that were skipped for budget or failed/timed out. */
   degraded(): string[] {
-    return this.records.filter((r) => r.optional && r.outcome !== 'ok' && r.reason !== 'NOT_CONFIGURED' && r.reason !== 'NOT_REQUESTED').map((r) => r.stage);
+    return this.records.filter((r) => r.optional && r.outcome !== 'ok' && !BENIGN_SKIP_REASONS.includes(r.reason)).map((r) => r.stage);
+  }
+
+  /** Timings of the stages that ran (skipped ones are left out), ms rounded to 0.01, in run order. */
+  measuredTimings(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.records) if (r.outcome !== 'skipped') out[r.stage] = Math.round(r.ms * 100) / 100;
+    return out;
   }
 
   /** Stage timings keyed by stage name (ms, rounded to 0.01). */

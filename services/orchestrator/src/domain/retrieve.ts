@@ -1,0 +1,395 @@
+/**
+ * The one-round-trip retrieve pipeline (retrieve-contract; seed 004): workspace → optional
+ * query rewrite → gather (passages, memories, group memories) → optional graph assist →
+ * optional cross-encoder rerank → per-document cap and top_k → token trim → citations → trace.
+ *
+ * Mandatory legs (workspace resolution, gather, trim) always run and their errors fail the
+ * request; optional stages are admitted by the {@link StageRunner} against `time_budget_ms`
+ * (expected cost = running latency estimate, the configured timeout before the first run), are
+ * clamped to what remains, and degrade into `degradedStages` when skipped for budget, failed or
+ * timed out. The answer is always well-formed.
+ */
+import type { gather, orchestrator, rewrite } from '@ctxmesh/proto';
+import { Code, CtxError, type Budget } from '@ctxmesh/rpc';
+import type { Ports } from './ports';
+import { LatencyEstimator, StageNotRunError, StageRunner, type StageRecord } from './stages';
+import { newTraceId, writeWithin, type TraceCandidate, type TraceDrop, type TraceSink } from './trace';
+
+/** The optional stages of retrieve, in run order. */
+export const RETRIEVE_STAGES = ['query_rewrite', 'graph_assist', 'rerank'] as const;
+/** An optional stage of retrieve. */
+export type RetrieveStage = (typeof RETRIEVE_STAGES)[number];
+
+/** Contract defaults (retrieve-contract "Request"). */
+export const RETRIEVE_DEFAULTS = { topK: 8, memoryK: 5, maxPerDocument: 2 } as const;
+
+/** Retrieve settings from the orchestrator's configuration. */
+export interface RetrieveSettings {
+  /** Query rewrite timeout, ms (`SEARCH_QUERY_REWRITE_TIMEOUT_MS`). @default 6000 */
+  queryRewriteTimeoutMs: number;
+  /** Rerank timeout, ms (`SEARCH_RERANKING_TIMEOUT_MS`). @default 8000 */
+  rerankTimeoutMs: number;
+  /** Graph assist timeout, ms (`SEARCH_GRAPH_ASSIST_TIMEOUT_MS`). @default 2000 */
+  graphAssistTimeoutMs: number;
+  /** Time kept back for the mandatory legs when admitting an optional stage, ms. @default 20 */
+  reserveMs: number;
+  /** A chat model is configured in the rewrite service (query rewrite can run). */
+  modelConfigured: boolean;
+  /** A `/rerank` endpoint is configured in the rewrite service (rerank can run). */
+  rerankConfigured: boolean;
+  /** Stages run when the request's `stages` does not name them. */
+  defaults: Readonly<Record<RetrieveStage, boolean>>;
+  /** Write one trace row per request (`RETRIEVAL_TRACE_ENABLED`). @default false */
+  traceEnabled: boolean;
+  /** Longest wait for a trace write before answering without a trace id, ms. @default 2000 */
+  traceWriteTimeoutMs: number;
+}
+
+/** Settings with the configuration defaults (nothing configured, traces off). */
+export function defaultRetrieveSettings(over: Partial<RetrieveSettings> = {}): RetrieveSettings {
+  return {
+    queryRewriteTimeoutMs: 6000,
+    rerankTimeoutMs: 8000,
+    graphAssistTimeoutMs: 2000,
+    reserveMs: 20,
+    modelConfigured: false,
+    rerankConfigured: false,
+    defaults: { query_rewrite: true, graph_assist: false, rerank: true },
+    traceEnabled: false,
+    traceWriteTimeoutMs: 2000,
+    ...over,
+  };
+}
+
+/** Hooks and collaborators of one retrieve. */
+export interface RetrieveOptions {
+  /** Stage metrics hook. */
+  observe?: (r: StageRecord) => void;
+  /** Trace store; traces are written only when `settings.traceEnabled` and a sink exists. */
+  traces?: TraceSink | null;
+  /** Logger of trace write failures. */
+  warn?: (obj: Record<string, unknown>, msg: string) => void;
+  /** Clock, ms since the epoch. @default Date.now */
+  now?: () => number;
+  /** Trace id factory. @default newTraceId */
+  newId?: () => string;
+}
+
+/** A candidate passage moving through the stages. */
+export interface RankedPassage {
+  uri: string;
+  docUri: string;
+  title: string;
+  text: string;
+  /** Current score (the rerank score once rerank ran). */
+  score: number;
+  /** The score gather gave it. */
+  searchScore: number;
+  /** Where it came from. */
+  source: 'search' | 'graph_assist';
+  /** Cross-encoder score, when rerank scored it. */
+  rerankScore: number | null;
+}
+
+/** What a retrieve produced: the wire answer, the stage records and the trace (when written). */
+export interface RetrieveResult {
+  response: orchestrator.RetrieveResponse;
+  runner: StageRunner;
+  /** The trace data that was written, or null. */
+  trace: Record<string, unknown> | null;
+}
+
+/**
+ * Which optional stages a request wants: the request's explicit choices over the configured
+ * defaults (unknown names are ignored: the gateway has refused them already).
+ */
+export function stageWants(requested: readonly orchestrator.StageRequest[], defaults: Readonly<Record<RetrieveStage, boolean>>): Record<RetrieveStage, boolean> {
+  const out = { ...defaults } as Record<RetrieveStage, boolean>;
+  for (const s of requested) if ((RETRIEVE_STAGES as readonly string[]).includes(s.name)) out[s.name as RetrieveStage] = s.enabled;
+  return out;
+}
+
+/**
+ * Passages gather is asked for: `topK`, or a larger pool when graph assist or rerank may
+ * reorder them (gather's selection is prefix-consistent, so cutting the pool back to `topK`
+ * when those stages do not run gives the same answer as asking for `topK`).
+ */
+export function gatherSize(topK: number, reordering: boolean): number {
+  return reordering ? Math.min(100, Math.max(3 * topK, topK + 12)) : topK;
+}
+
+/**
+ * Merge graph-assist passages into the candidates: a passage already present keeps its place
+ * (with the better score); a new one enters the ranking at its score, before the first
+ * candidate scored strictly lower (so the existing order, MMR's included, is kept).
+ */
+export function mergeLinked(candidates: readonly RankedPassage[], linked: readonly gather.PassageRef[]): RankedPassage[] {
+  const out = candidates.map((c) => ({ ...c }));
+  const at = new Map(out.map((c, i) => [c.uri, i]));
+  for (const l of linked) {
+    const i = at.get(l.uri);
+    if (i !== undefined) {
+      if (l.score > out[i].score) out[i].score = l.score;
+      continue;
+    }
+    const p: RankedPassage = { uri: l.uri, docUri: l.docUri || l.uri, title: l.title, text: l.text, score: l.score, searchScore: l.score, source: 'graph_assist', rerankScore: null };
+    let pos = out.findIndex((c) => c.score < p.score);
+    if (pos < 0) pos = out.length;
+    out.splice(pos, 0, p);
+    at.clear();
+    out.forEach((c, j) => at.set(c.uri, j));
+  }
+  return out;
+}
+
+/**
+ * Order candidates by cross-encoder score (descending, ties in the previous order); the score
+ * becomes the rerank score. Candidates the provider left out keep their score and follow, in
+ * their previous order.
+ */
+export function applyRerank(candidates: readonly RankedPassage[], scores: readonly rewrite.RerankScore[]): RankedPassage[] {
+  const byId = new Map<string, number>();
+  for (const s of scores) if (Number.isFinite(s.score) && !byId.has(s.id)) byId.set(s.id, s.score);
+  const scored = candidates.map((c, i) => ({ c, i, r: byId.get(c.uri) })).filter((x) => x.r !== undefined) as Array<{ c: RankedPassage; i: number; r: number }>;
+  scored.sort((a, b) => b.r - a.r || a.i - b.i);
+  const rest = candidates.filter((c) => !byId.has(c.uri));
+  return [...scored.map(({ c, r }) => ({ ...c, score: r, rerankScore: r })), ...rest.map((c) => ({ ...c }))];
+}
+
+/**
+ * The final selection: in order, at most `maxPerDocument` passages of a document, at most
+ * `topK` in all.
+ * @returns kept passages, and the dropped ones with their reason
+ */
+export function selectFinal(candidates: readonly RankedPassage[], maxPerDocument: number, topK: number): { kept: RankedPassage[]; dropped: TraceDrop[] } {
+  const cap = Math.max(1, maxPerDocument);
+  const perDoc = new Map<string, number>();
+  const kept: RankedPassage[] = [];
+  const dropped: TraceDrop[] = [];
+  for (const c of candidates) {
+    const n = perDoc.get(c.docUri) ?? 0;
+    if (n >= cap) dropped.push({ uri: c.uri, id: null, reason: 'max_per_document' });
+    else if (kept.length >= topK) dropped.push({ uri: c.uri, id: null, reason: 'top_k' });
+    else {
+      perDoc.set(c.docUri, n + 1);
+      kept.push(c);
+    }
+  }
+  return { kept, dropped };
+}
+
+/**
+ * Citations of the returned passages: one per document, numbered `c1…` in order of the
+ * document's first passage; `passage_ids` in passage order; the title is the document's.
+ * @returns the citations and, aligned with `passages`, each passage's citation id
+ */
+export function buildCitations(passages: ReadonlyArray<{ id: string; docUri: string; title: string }>): { citations: orchestrator.Citation[]; citationOf: string[] } {
+  const byDoc = new Map<string, orchestrator.Citation>();
+  const citationOf: string[] = [];
+  for (const p of passages) {
+    let c = byDoc.get(p.docUri);
+    if (!c) {
+      c = { id: `c${byDoc.size + 1}`, docUri: p.docUri, title: p.title, passageIds: [] };
+      byDoc.set(p.docUri, c);
+    }
+    c.passageIds.push(p.id);
+    citationOf.push(c.id);
+  }
+  return { citations: [...byDoc.values()], citationOf };
+}
+
+/**
+ * The body of an optional stage whose downstream answers with a status: `ok` passes the
+ * answer on, `off` means the stage is not set up (skipped, not degraded), `timeout` and
+ * anything else are the stage's failure (degraded).
+ */
+function statusOutcome<T extends { status: string }>(stage: string, r: T): T {
+  if (r.status === 'ok') return r;
+  if (r.status === 'off') throw new StageNotRunError('NOT_CONFIGURED', `${stage}: the rewrite service has it switched off`);
+  if (r.status === 'timeout') throw new CtxError(Code.DEADLINE_EXCEEDED, 'STAGE_TIMEOUT', `${stage} timed out`);
+  throw new CtxError(Code.UNAVAILABLE, 'STAGE_FAILED', `${stage} failed (${r.status})`);
+}
+
+const clampInt = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.trunc(v)));
+
+/**
+ * Run one retrieve for a validated request (the gateway has applied the contract's defaults and
+ * bounds; zeros on the wire fall back to the defaults here too).
+ * @throws CtxError INVALID_ARGUMENT (blank query; gather's rejections), NOT_FOUND /
+ *   PERMISSION_DENIED (unknown or foreign workspace; another user's subject), DEADLINE_EXCEEDED /
+ *   CANCELLED when the request's own deadline ends, INTERNAL when a mandatory leg fails
+ */
+export async function retrieve(
+  req: orchestrator.RetrieveRequest,
+  ports: Ports,
+  budget: Budget,
+  settings: RetrieveSettings,
+  estimator: LatencyEstimator,
+  opts: RetrieveOptions = {},
+): Promise<RetrieveResult> {
+  const now = opts.now ?? Date.now;
+  const startedAt = now();
+  const identity = req.identity;
+  if (!identity || !identity.accountId || !identity.userId) throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id and user_id is required');
+  if (req.query.trim() === '') throw new CtxError(Code.INVALID_ARGUMENT, 'EMPTY_QUERY', 'query must not be blank');
+  const timeBudgetMs = req.timeBudgetMs !== undefined && req.timeBudgetMs > 0 ? req.timeBudgetMs : null;
+  const runner = new StageRunner({ budget, timeBudgetMs, estimator, reserveMs: settings.reserveMs, observe: opts.observe });
+  const topK = req.topK > 0 ? clampInt(req.topK, 1, 100) : RETRIEVE_DEFAULTS.topK;
+  const memoryK = clampInt(req.memoryK, 0, 100);
+  const maxPerDocument = req.maxPerDocument > 0 ? Math.trunc(req.maxPerDocument) : RETRIEVE_DEFAULTS.maxPerDocument;
+  const tokenBudget = req.tokenBudget !== undefined && req.tokenBudget > 0 ? req.tokenBudget : 0;
+  const tokenizer = req.tokenizer || 'estimate';
+  const wants = stageWants(req.stages, settings.defaults);
+
+  // 1. Workspace (mandatory): the identity's slug (body, else X-Workspace), else the persisted
+  // active workspace, else default. Unknown → NOT_FOUND, foreign → PERMISSION_DENIED.
+  const ws = await runner.mandatory('workspace', (b) => ports.sessions.resolveWorkspace({ identity, workspace: '' }, b));
+  const scoped = { ...identity, workspace: ws.workspace };
+
+  // 2. Query rewrite (optional).
+  let queries = [req.query];
+  if (!wants.query_rewrite) runner.notRun('query_rewrite', 'NOT_REQUESTED');
+  else if (!settings.modelConfigured) runner.notRun('query_rewrite', 'NOT_CONFIGURED');
+  else {
+    const out = await runner.optional('query_rewrite', settings.queryRewriteTimeoutMs, async (b, timeoutMs) =>
+      statusOutcome('query_rewrite', await ports.rewrite.rewriteQuery({ query: req.query, timeoutMs }, b)),
+    );
+    if (out) queries = [...new Set([req.query, ...out.queries.filter((q) => q.trim() !== '')])];
+  }
+
+  // 3. Gather (mandatory).
+  const reordering = wants.graph_assist || (wants.rerank && settings.rerankConfigured);
+  const gathered = await runner.mandatory('gather', (b) =>
+    ports.gather.gatherPassages(
+      {
+        identity: scoped,
+        queries,
+        subject: req.subject,
+        topK: gatherSize(topK, reordering),
+        memoryK,
+        mmrLambda: req.mmrLambda,
+        maxPerDocument,
+        asOf: req.asOf,
+        candidatePool: 0,
+      },
+      b,
+    ),
+  );
+  let candidates: RankedPassage[] = gathered.passages.map((p) => ({
+    uri: p.uri,
+    docUri: p.docUri || p.uri,
+    title: p.title,
+    text: p.text,
+    score: p.score,
+    searchScore: p.score,
+    source: 'search',
+    rerankScore: null,
+  }));
+
+  // 4. Graph assist (optional): expand the would-be answer along its documents' links.
+  if (!wants.graph_assist) runner.notRun('graph_assist', 'NOT_REQUESTED');
+  else if (candidates.length === 0) runner.notRun('graph_assist', 'NOTHING_TO_DO');
+  else {
+    const seeds = candidates.slice(0, topK).map((c) => c.uri);
+    const out = await runner.optional('graph_assist', settings.graphAssistTimeoutMs, (b) =>
+      ports.gather.expandLinks({ identity: scoped, seedUris: seeds, queries, limit: topK, asOf: req.asOf }, b),
+    );
+    if (out) candidates = mergeLinked(candidates, out.passages);
+  }
+
+  // 5. Cross-encoder rerank (optional).
+  if (!wants.rerank) runner.notRun('rerank', 'NOT_REQUESTED');
+  else if (!settings.rerankConfigured) runner.notRun('rerank', 'NOT_CONFIGURED');
+  else if (candidates.length === 0) runner.notRun('rerank', 'NOTHING_TO_DO');
+  else {
+    const docs = candidates.map((c) => ({ id: c.uri, text: c.text }));
+    const out = await runner.optional('rerank', settings.rerankTimeoutMs, async (b, timeoutMs) =>
+      statusOutcome('rerank', await ports.rewrite.rerank({ query: req.query, documents: docs, timeoutMs }, b)),
+    );
+    if (out) candidates = applyRerank(candidates, out.scores);
+  }
+
+  // 6. Final selection, ids in rank order.
+  const { kept, dropped } = selectFinal(candidates, maxPerDocument, topK);
+  const ranked = kept.map((p, i) => ({ ...p, id: `p${i + 1}` }));
+  const fixed = [...gathered.memories, ...gathered.groupMemories];
+
+  // 7. Trim (mandatory): counts every entry and drops the lowest-scored passages over the budget.
+  const trim = await runner.mandatory('trim', (b) =>
+    ports.budgetRender.trimPassages(
+      {
+        passages: ranked.map((p) => ({ id: p.id, score: p.score, text: p.text })),
+        fixed: fixed.map((m, i) => ({ id: `m${i + 1}`, score: m.score, text: m.text })),
+        tokenBudget,
+        tokenizer,
+      },
+      b,
+    ),
+  );
+  const keptIds = new Set(trim.keptIds);
+  const tokensOf = new Map(ranked.map((p, i) => [p.id, trim.passageTokens[i] ?? 0]));
+  const survivors = ranked.filter((p) => keptIds.has(p.id));
+  for (const p of ranked) if (!keptIds.has(p.id)) dropped.push({ uri: p.uri, id: p.id, reason: 'token_budget' });
+  const { citations, citationOf } = buildCitations(survivors);
+
+  const memTokens = (i: number) => trim.fixedTokens[i] ?? 0;
+  const response: orchestrator.RetrieveResponse = {
+    passages: survivors.map((p, i) => ({ id: p.id, uri: p.uri, docUri: p.docUri, text: p.text, score: p.score, tokens: tokensOf.get(p.id) ?? 0, citation: citationOf[i] })),
+    memories: gathered.memories.map((m, i) => ({ uri: m.uri, text: m.text, score: m.score, tokens: memTokens(i), subject: m.subject })),
+    groupMemories: gathered.groupMemories.map((m, i) => ({ uri: m.uri, text: m.text, score: m.score, tokens: memTokens(gathered.memories.length + i), subject: '' })),
+    citations,
+    tokensTotal: trim.tokensTotal,
+    droppedCount: trim.droppedCount,
+    degradedStages: runner.degraded(),
+    stages: runner.toProto(),
+    budgetMs: timeBudgetMs ?? undefined,
+    traceId: '',
+  };
+
+  // 8. Trace (when on): one row, its id in the answer; a failed write leaves trace_id null.
+  let trace: Record<string, unknown> | null = null;
+  if (settings.traceEnabled && opts.traces) {
+    const id = (opts.newId ?? newTraceId)();
+    trace = {
+      trace_id: id,
+      created_at: new Date(startedAt).toISOString(),
+      request_id: identity.requestId || null,
+      user: identity.userId,
+      workspace: ws.workspace,
+      query: req.query,
+      planned_queries: queries,
+      params: {
+        subject: req.subject || identity.userId,
+        top_k: topK,
+        memory_k: memoryK,
+        mmr_lambda: req.mmrLambda ?? null,
+        max_per_document: maxPerDocument,
+        as_of: req.asOf || null,
+        token_budget: tokenBudget > 0 ? tokenBudget : null,
+        time_budget_ms: timeBudgetMs,
+        stages: wants,
+        tokenizer,
+      },
+      stages: runner.records.map((r) => ({ stage: r.stage, outcome: r.outcome, ms: Math.round(r.ms * 100) / 100, reason: r.reason || null, optional: r.optional })),
+      degraded_stages: response.degradedStages,
+      candidates: candidates.map(
+        (c): TraceCandidate => ({ uri: c.uri, doc_uri: c.docUri, score: c.score, search_score: c.searchScore, source: c.source, rerank_score: c.rerankScore }),
+      ),
+      dropped,
+      result: {
+        passages: response.passages.map((p) => ({ id: p.id, uri: p.uri, score: p.score, tokens: p.tokens })),
+        memories: response.memories.map((m) => ({ uri: m.uri, score: m.score, tokens: m.tokens })),
+        group_memories: response.groupMemories.map((m) => ({ uri: m.uri, score: m.score, tokens: m.tokens })),
+        tokens_total: response.tokensTotal,
+        dropped_count: response.droppedCount,
+      },
+    };
+    const cap = Math.max(1, Math.min(settings.traceWriteTimeoutMs, budget.remainingMs()));
+    const ok = await writeWithin(opts.traces, { id, account: identity.accountId, createdAt: startedAt, data: trace }, cap, (err) =>
+      opts.warn?.({ err, traceId: id }, 'retrieval trace not written'),
+    );
+    if (ok) response.traceId = id;
+    else trace = null;
+  }
+  return { response, runner, trace };
+}

@@ -23,6 +23,13 @@ export interface OrchestratorClient {
   assembleContext(req: orchestrator.AssembleContextRequest, budget: Budget): Promise<orchestrator.AssembleContextResponse>;
   /** One node's tier text. NOT_FOUND, PERMISSION_DENIED and INVALID_ARGUMENT pass through. */
   readContent(req: orchestrator.ReadContentRequest, budget: Budget): Promise<orchestrator.ReadContentResponse>;
+  /**
+   * One-round-trip retrieve. NOT_FOUND / PERMISSION_DENIED (workspace, subject) and
+   * INVALID_ARGUMENT (the validated query and as_of) pass through.
+   */
+  retrieve(req: orchestrator.RetrieveRequest, budget: Budget): Promise<orchestrator.RetrieveResponse>;
+  /** A retrieval trace. NOT_FOUND and INVALID_ARGUMENT (the id from the path) pass through. */
+  getTrace(req: orchestrator.GetTraceRequest, budget: Budget): Promise<orchestrator.GetTraceResponse>;
   /** Close the channel. */
   close(): void;
 }
@@ -47,6 +54,14 @@ export function orchestratorClient(address: string): OrchestratorClient {
         pass: [Code.NOT_FOUND, Code.PERMISSION_DENIED, Code.INVALID_ARGUMENT],
         requestId: req.identity?.requestId,
       }),
+    retrieve: (req, budget) =>
+      callUnary(c.retrieve.bind(c), req, budget, {
+        domain: DOMAIN,
+        pass: [Code.NOT_FOUND, Code.PERMISSION_DENIED, Code.INVALID_ARGUMENT],
+        requestId: req.identity?.requestId,
+      }),
+    getTrace: (req, budget) =>
+      callUnary(c.getTrace.bind(c), req, budget, { domain: DOMAIN, pass: [Code.NOT_FOUND, Code.INVALID_ARGUMENT], requestId: req.identity?.requestId }),
     close: () => c.close(),
   };
 }

@@ -1,0 +1,155 @@
+/**
+ * Body validation of `POST /api/v1/retrieve` (retrieve-contract "Request"): the fields, their
+ * defaults and bounds; unknown fields (also inside `stages`) and out-of-range values are a 400
+ * naming the field. Also the `as_of` instant shared with `/find` and `/search`.
+ */
+import { RequestValidationError, type ValidationIssue } from './errors';
+import { parseTimeBound } from './filter';
+import { bool, float, intRange, literal, nullable, str, validateModel, type FieldSpec, type Loc, type Validator } from './schema';
+
+/** Optional stages a request may ask for. */
+export const RETRIEVE_STAGE_NAMES = ['query_rewrite', 'graph_assist', 'rerank'] as const;
+/** An optional stage name. */
+export type RetrieveStageName = (typeof RETRIEVE_STAGE_NAMES)[number];
+
+/** Tokenizers a retrieve may name (the context mode's). */
+export const RETRIEVE_TOKENIZERS = ['estimate', 'o200k_base', 'cl100k_base'] as const;
+
+/** Workspace slugs (the sessions service's rule; the `X-Workspace` header's). */
+export const WORKSPACE_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** End-user subjects: one URI segment (`viking://user/{subject}/memories`). */
+export const SUBJECT = /^[A-Za-z0-9_.@-]{1,128}$/;
+
+const fail = (loc: Loc, msg: string, type: string) => ({ ok: false as const, issues: [{ loc: [...loc], msg, type }] });
+
+/** A number in 0..1 (finite). */
+const unitInterval: Validator<number> = {
+  label: 'float',
+  check(v, loc, strict) {
+    const r = float.check(v, loc, strict);
+    if (!r.ok) return r;
+    if (!Number.isFinite(r.value)) return fail(loc, 'Input should be a finite number', 'finite_number');
+    if (r.value < 0) return fail(loc, 'Input should be greater than or equal to 0', 'greater_than_equal');
+    if (r.value > 1) return fail(loc, 'Input should be less than or equal to 1', 'less_than_equal');
+    return r;
+  },
+};
+
+/** A string matching `re`, with `what` in the error. */
+function pattern(re: RegExp, what: string): Validator<string> {
+  return {
+    label: 'str',
+    check(v, loc, strict) {
+      const r = str.check(v, loc, strict);
+      if (!r.ok) return r;
+      return re.test(r.value) ? r : fail(loc, `Value error, ${what}`, 'value_error');
+    },
+  };
+}
+
+const STAGE_FIELDS: readonly FieldSpec[] = RETRIEVE_STAGE_NAMES.map((name) => ({ name, type: bool }));
+
+/** `stages`: an object of booleans over the three stage names; anything else is refused. */
+const stagesType: Validator<Partial<Record<RetrieveStageName, boolean>>> = {
+  label: 'stages',
+  check(v, loc) {
+    const r = validateModel(v, STAGE_FIELDS, loc);
+    return r.ok ? { ok: true, value: r.model.values as Partial<Record<RetrieveStageName, boolean>> } : r;
+  },
+};
+
+/** `RetrieveRequest` fields in declaration order (unknown fields are a 400). */
+export const RETRIEVE_FIELDS: readonly FieldSpec[] = [
+  { name: 'query', type: str, required: true },
+  { name: 'workspace', type: nullable(pattern(WORKSPACE_SLUG, "workspace must be a slug: 1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit")) },
+  { name: 'subject', type: nullable(pattern(SUBJECT, "subject must be 1 to 128 letters, digits, '_', '.', '@' or '-'")) },
+  { name: 'top_k', type: intRange({ ge: 1, le: 100 }) },
+  { name: 'memory_k', type: intRange({ ge: 0, le: 100 }) },
+  { name: 'mmr_lambda', type: nullable(unitInterval) },
+  { name: 'max_per_document', type: intRange({ ge: 1, le: 2 ** 31 - 1 }) },
+  { name: 'as_of', type: nullable(str) },
+  { name: 'token_budget', type: nullable(intRange({ ge: 1, le: 2 ** 31 - 1 })) },
+  { name: 'time_budget_ms', type: nullable(intRange({ ge: 1, le: 2 ** 31 - 1 })) },
+  { name: 'stages', type: stagesType },
+  { name: 'tokenizer', type: literal(...RETRIEVE_TOKENIZERS) },
+];
+
+/** A validated retrieve body with the contract's defaults applied. */
+export interface RetrieveParams {
+  /** Non-blank query. */
+  query: string;
+  /** Workspace from the body, or null (then `X-Workspace`, the active one, `default`). */
+  workspace: string | null;
+  /** Subject of the memories array, or null for the caller's user. */
+  subject: string | null;
+  /** Passages wanted. @default 8 */
+  topK: number;
+  /** Memories wanted. @default 5 */
+  memoryK: number;
+  /** MMR trade-off, or null for no MMR pass. @default null */
+  mmrLambda: number | null;
+  /** Passages per document. @default 2 */
+  maxPerDocument: number;
+  /** Valid-time instant as `YYYY-MM-DDTHH:MM:SS.mmmZ`, or null for now. */
+  asOf: string | null;
+  /** Ceiling on `tokens_total`, or null for none. */
+  tokenBudget: number | null;
+  /** Whole-request time budget in ms, or null for none. */
+  timeBudgetMs: number | null;
+  /** Stages the request names explicitly (the rest follow the configuration). */
+  stages: Partial<Record<RetrieveStageName, boolean>>;
+  /** Token counter. @default "estimate" */
+  tokenizer: (typeof RETRIEVE_TOKENIZERS)[number];
+}
+
+const RELATIVE = /^\s*\d+[smhdw]\s*$/;
+
+/**
+ * An `as_of` value: an ISO-8601 date (midnight UTC) or timestamp (no offset = UTC).
+ * @param loc where to report a bad value
+ * @returns `YYYY-MM-DDTHH:MM:SS.mmmZ`, or null when absent or blank (= now)
+ * @throws RequestValidationError naming `loc` for anything else (relative durations included)
+ */
+export function parseAsOf(value: string | null | undefined, loc: Loc = ['body', 'as_of']): string | null {
+  if (value === null || value === undefined || value.trim() === '') return null;
+  const bad = () =>
+    new RequestValidationError([{ loc: [...loc], msg: `Value error, as_of must be an ISO-8601 date (YYYY-MM-DD) or timestamp, got ${JSON.stringify(value)}`, type: 'value_error' }]);
+  if (RELATIVE.test(value)) throw bad();
+  try {
+    const ms = parseTimeBound(value, 'since', 0);
+    if (ms === null) return null;
+    return new Date(ms).toISOString();
+  } catch {
+    throw bad();
+  }
+}
+
+/**
+ * Validate a retrieve body.
+ * @throws RequestValidationError (400) for a missing or blank `query`, wrong types, values out
+ *   of range, unknown fields (also inside `stages`), bad slugs, subjects or `as_of`
+ */
+export function validateRetrieveBody(body: unknown): RetrieveParams {
+  const r = validateModel(body, RETRIEVE_FIELDS);
+  if (!r.ok) throw new RequestValidationError(r.issues);
+  const v = r.model.values;
+  const query = v.query as string;
+  if (query.trim() === '') {
+    const issue: ValidationIssue = { loc: ['body', 'query'], msg: 'Value error, query must not be blank', type: 'value_error' };
+    throw new RequestValidationError([issue]);
+  }
+  return {
+    query,
+    workspace: (v.workspace as string | null | undefined) ?? null,
+    subject: (v.subject as string | null | undefined) ?? null,
+    topK: (v.top_k as number | undefined) ?? 8,
+    memoryK: (v.memory_k as number | undefined) ?? 5,
+    mmrLambda: (v.mmr_lambda as number | null | undefined) ?? null,
+    maxPerDocument: (v.max_per_document as number | undefined) ?? 2,
+    asOf: parseAsOf(v.as_of as string | null | undefined),
+    tokenBudget: (v.token_budget as number | null | undefined) ?? null,
+    timeBudgetMs: (v.time_budget_ms as number | null | undefined) ?? null,
+    stages: (v.stages as Partial<Record<RetrieveStageName, boolean>> | undefined) ?? {},
+    tokenizer: (v.tokenizer as RetrieveParams['tokenizer'] | undefined) ?? 'estimate',
+  };
+}

@@ -1,0 +1,113 @@
+/**
+ * Retrieve routes (retrieve-contract): `POST /api/v1/retrieve` (passages, memories, group
+ * memories and citations in one round trip) and `GET /api/v1/traces/{id}` (a retrieval trace),
+ * gateway → orchestrator over gRPC.
+ *
+ * The request's workspace is the body's, else the `X-Workspace` header's; the orchestrator
+ * falls back to the caller's persisted active workspace, then `default`, and answers an
+ * unknown workspace with 404 and another account's with 403 — never an empty 200.
+ */
+import { common, type orchestrator } from '@ctxmesh/proto';
+import type { Budget } from '@ctxmesh/rpc';
+import type { FastifyInstance } from 'fastify';
+import type { DeadlineConfig } from '../config';
+import { validateRetrieveBody, type RetrieveParams } from '../domain/retrieve';
+import { budgetOf, callerOf } from '../http/context';
+import { finiteJson } from '../http/json';
+import { protoIdentity, successEnvelope, type Caller } from '../mapping/search';
+
+/** What the routes need from the orchestrator. */
+export interface RetrievePort {
+  /** One retrieve; NOT_FOUND, PERMISSION_DENIED and INVALID_ARGUMENT pass through. */
+  retrieve(req: orchestrator.RetrieveRequest, budget: Budget): Promise<orchestrator.RetrieveResponse>;
+  /** One trace; NOT_FOUND and INVALID_ARGUMENT pass through. */
+  getTrace(req: orchestrator.GetTraceRequest, budget: Budget): Promise<orchestrator.GetTraceResponse>;
+}
+
+/** Options of {@link retrieveRoutes}. */
+export interface RetrieveRouteDeps {
+  /** The orchestrator client. */
+  orchestrator: RetrievePort;
+  /** Request budgets (`X-Request-Timeout-Ms`, clamped; the default when absent). */
+  deadlines: DeadlineConfig;
+}
+
+/** A passage of the answer. */
+export interface PassageJson {
+  id: string;
+  uri: string;
+  doc_uri: string;
+  text: string;
+  score: number;
+  tokens: number;
+  citation: string;
+}
+
+/** The `result` of a retrieve, keys in contract order. */
+export interface RetrieveResultJson {
+  passages: PassageJson[];
+  memories: Array<{ uri: string; text: string; score: number; tokens: number; subject: string }>;
+  groupMemories: Array<{ uri: string; text: string; score: number; tokens: number }>;
+  citations: Array<{ id: string; doc_uri: string; title: string; passage_ids: string[] }>;
+  tokens_total: number;
+  dropped_count: number;
+  searchMeta: { degradedStages: string[]; stageMs: Record<string, number>; budgetMs: number | null };
+  trace_id: string | null;
+}
+
+/**
+ * A validated body as an `orchestrator.RetrieveRequest`: the body's workspace (else the
+ * caller's `X-Workspace`) rides in the identity; absent optional fields stay absent.
+ */
+export function toRetrieveRequest(p: RetrieveParams, caller: Caller): orchestrator.RetrieveRequest {
+  return {
+    identity: protoIdentity({ ...caller, workspace: p.workspace ?? caller.workspace }),
+    query: p.query,
+    subject: p.subject ?? '',
+    topK: p.topK,
+    memoryK: p.memoryK,
+    mmrLambda: p.mmrLambda ?? undefined,
+    maxPerDocument: p.maxPerDocument,
+    asOf: p.asOf ?? '',
+    tokenBudget: p.tokenBudget ?? undefined,
+    timeBudgetMs: p.timeBudgetMs ?? undefined,
+    stages: Object.entries(p.stages).map(([name, enabled]) => ({ name, enabled: enabled === true })),
+    tokenizer: p.tokenizer,
+  };
+}
+
+/** `stageMs`: the stages that ran, ms rounded to 0.01, in run order. */
+export function stageMsOf(stages: readonly common.StageResult[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of stages) if (s.status !== common.StageStatus.STAGE_STATUS_SKIPPED) out[s.stage] = Math.round(s.durationMs * 100) / 100;
+  return out;
+}
+
+/** The orchestrator's answer as the contract's `result`. */
+export function retrieveResult(res: orchestrator.RetrieveResponse): RetrieveResultJson {
+  return {
+    passages: res.passages.map((p) => ({ id: p.id, uri: p.uri, doc_uri: p.docUri, text: p.text, score: p.score, tokens: p.tokens, citation: p.citation })),
+    memories: res.memories.map((m) => ({ uri: m.uri, text: m.text, score: m.score, tokens: m.tokens, subject: m.subject })),
+    groupMemories: res.groupMemories.map((m) => ({ uri: m.uri, text: m.text, score: m.score, tokens: m.tokens })),
+    citations: res.citations.map((c) => ({ id: c.id, doc_uri: c.docUri, title: c.title, passage_ids: [...c.passageIds] })),
+    tokens_total: res.tokensTotal,
+    dropped_count: res.droppedCount,
+    searchMeta: { degradedStages: [...res.degradedStages], stageMs: stageMsOf(res.stages), budgetMs: res.budgetMs ?? null },
+    trace_id: res.traceId || null,
+  };
+}
+
+/** Mount the retrieve routes on an authenticated scope. */
+export function retrieveRoutes(api: FastifyInstance, deps: RetrieveRouteDeps): void {
+  api.post('/api/v1/retrieve', async (request) => {
+    const params = validateRetrieveBody(request.body);
+    const res = await deps.orchestrator.retrieve(toRetrieveRequest(params, callerOf(request)), budgetOf(request, deps.deadlines));
+    return finiteJson(successEnvelope(retrieveResult(res)));
+  });
+
+  api.get('/api/v1/traces/:id', async (request) => {
+    const { id } = request.params as { id: string };
+    const res = await deps.orchestrator.getTrace({ identity: protoIdentity(callerOf(request)), traceId: id }, budgetOf(request, deps.deadlines));
+    return successEnvelope(JSON.parse(res.traceJson) as Record<string, unknown>);
+  });
+}

@@ -15,6 +15,7 @@ import { workspaceOf } from '../mapping/content';
 import { mcpRoutes } from '../mcp/routes';
 import { contentRoutes } from '../routes/content';
 import { opsRoutes, type ReadinessCheck } from '../routes/ops';
+import { retrieveRoutes } from '../routes/retrieve';
 import { searchRoutes } from '../routes/search';
 import { sessionRoutes } from '../routes/sessions';
 import { sessionsLogRoutes } from '../routes/sessions-log';
@@ -119,6 +120,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     searchRoutes(api, deps);
     contentRoutes(api, deps);
     sessionRoutes(api, deps);
+    retrieveRoutes(api, deps);
     mcpRoutes(api, deps);
     if (deps.sessions?.log) await sessionsLogRoutes(api, { sessions: deps.sessions.log, deadlines: deps.deadlines });
   });

@@ -5,11 +5,17 @@
 
 /** Tuning knobs of the hybrid search (dense + lexical legs fused by weighted RRF). */
 export interface HybridTuning {
-  /** RRF rank constant. @default 50 */
+  /** RRF rank constant. @default 20 */
   rrfK: number;
   /** RRF weight of the dense leg. @default 1 */
   denseWeight: number;
-  /** RRF weight of the lexical leg (BM25 has IDF, the hashed dense leg has none). @default 3 */
+  /**
+   * RRF weight of the lexical leg. @default 8 — with the built-in lexical embedder the dense leg
+   * sees the same words as the lexical leg but without IDF, and on MADial-Bench (per-user
+   * candidate pools, `scripts/madial-eval.mjs`) it adds no recall of its own: it breaks ties
+   * and is the fallback when no term matches. Deployments whose embedder is a real model should
+   * lower it towards 1.
+   */
   lexicalWeight: number;
   /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. @default 50 */
   legMin: number;
@@ -34,13 +40,20 @@ export interface HybridTuning {
    * lexical leg near 3 ms); small corpora keep every term. @default 2000
    */
   maxQueryPostings: number;
+  /**
+   * Embedded index only: the first this-many rows of a search's BM25 list are re-ordered by the
+   * TF-IDF cosine of query and row (see `embedded/lexical-cosine.ts`); 0 keeps the BM25 order.
+   * Each re-ordered row costs its terms (memoised) and, cold, a re-tokenisation of its text.
+   * @default 30
+   */
+  lexicalRerankDepth: number;
 }
 
 /** Default {@link HybridTuning}. */
 export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
-  rrfK: 50,
+  rrfK: 20,
   denseWeight: 1,
-  lexicalWeight: 3,
+  lexicalWeight: 8,
   legMin: 50,
   legFactor: 3,
   minorWeight: 0.6,
@@ -48,4 +61,5 @@ export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
   maxQueryTerms: 48,
   maxTermDocFraction: 0.5,
   maxQueryPostings: 2_000,
+  lexicalRerankDepth: 30,
 });

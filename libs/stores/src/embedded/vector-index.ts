@@ -15,6 +15,7 @@ import { defaultScopeRoots } from '../scope';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
 import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility } from './filter';
+import { TfIdfCosine, robertsonIdf, termBag } from './lexical-cosine';
 import { type CacheRow, ScanCache, Shard, type SlotRange, unit } from './scan-cache';
 
 /** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
@@ -262,7 +263,14 @@ interface LexResult {
   slots: number[];
   /** Distinct query terms with their BM25 class weight (for the lexical-only score). */
   terms: Map<string, number>;
+  /** TF-IDF cosine scorer of the query against the account's rows (null without matching terms). */
+  cosine: TfIdfCosine | null;
+  /** Cosines computed so far in this batch, by slot (each searched head adds its missing ones). */
+  cos: Map<number, number>;
 }
+
+/** Rows whose term bags the index keeps in memory for the lexical re-ranking (least recently used go first). */
+const BAG_MEMO_ROWS = 8192;
 
 /**
  * Embedded {@link VectorIndex}: one SQLite file, shared with the other embedded adapters.
@@ -288,8 +296,11 @@ interface LexResult {
  * any connection or process. The dense leg is an exact cosine over the rows in scope, computed
  * by a WebAssembly SIMD kernel once per distinct query vector per batch; the lexical leg is one
  * FTS5 BM25 query per distinct text per batch over its rarest terms (a postings budget bounds
- * its cost), filtered per search. The legs are fused by weighted reciprocal-rank fusion, which
- * decides the order. Identical searches in a batch are run once.
+ * its cost), filtered per search, whose head (`lexicalRerankDepth` rows) is then re-ordered by
+ * the TF-IDF cosine of query and row ({@link TfIdfCosine}; per-account document frequencies,
+ * row terms re-derived from the stored text and kept in a bounded memo). The legs are fused by
+ * weighted reciprocal-rank fusion, which decides the order. Identical searches in a batch are
+ * run once.
  *
  * Score: the returned `score` is the hit's dense cosine clamped to [0, 1] and smoothed into a
  * non-increasing sequence along the fused order (pool-adjacent-violators; see
@@ -305,6 +316,10 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private readonly cache: ScanCache;
   private closed = false;
   private readonly st: ReturnType<EmbeddedVectorIndex['prepare']>;
+  /** Term bags of rows by id, for the lexical re-ranking (insertion order = recency). */
+  private readonly bagMemo = new Map<number, Map<string, number>>();
+  /** Document frequencies by account and term, valid until the next replayed change. */
+  private readonly dfMemo = new Map<string, Map<string, number>>();
 
   /**
    * @param db an open handle from `openEmbeddedDb` (sqlite-vec loaded); the caller owns it
@@ -627,6 +642,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
       if ((c.lastSeq === 0 && c.liveRows === 0) || c.lastSeq < pruned) {
         // First use, or this reader fell behind the pruned change log: load everything.
         c.clear();
+        this.bagMemo.clear();
+        this.dfMemo.clear();
         c.lastSeq = (this.st.maxSeq.get() as { s: number }).s;
         // vec0 is read in one sequential scan (a join would cost a vec0 lookup per row), and the
         // nodes in (account, uri) order, which is already each shard's sorted layout.
@@ -643,6 +660,9 @@ export class EmbeddedVectorIndex implements VectorIndex {
       if (changes.length === 0) return;
       const ids = [...new Set(changes.map((ch) => ch.node_id))];
       for (const id of ids) c.remove(id);
+      // SQLite may hand a deleted row's id to the next insert, so a changed id's bag is stale.
+      for (const id of ids) this.bagMemo.delete(id);
+      this.dfMemo.clear();
       for (const r of this.st.cacheRowsByIds.all(JSON.stringify(ids)) as Array<Record<string, unknown>>) c.upsert(this.toCacheRow(r));
       c.lastSeq = changes[changes.length - 1].seq;
       c.reorganize();
@@ -677,10 +697,17 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const terms = new Map<string, number>();
     for (const t of main) terms.set(t, 1);
     for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
-    if (terms.size === 0) return { slots: [], terms };
+    const cos = new Map<number, number>();
+    if (terms.size === 0) return { slots: [], terms, cosine: null, cos };
     const df = new Map<string, number>();
     for (const r of this.st.vocab.all(shard.account, JSON.stringify([...terms.keys()])) as Array<{ term: string; df: number }>) df.set(r.term, r.df);
     const n = Math.max(1, shard.liveCount);
+    const known = this.accountDf(shard.account);
+    for (const t of terms.keys()) known.set(t, df.get(t) ?? 0);
+    // Query terms no row holds cannot move a cosine's order; leaving them out keeps the scores comparable.
+    const qBag = termBag(text, this.tuning.minorWeight, this.tuning.capitalizedWeight);
+    for (const t of [...qBag.keys()]) if (!((df.get(t) ?? 0) > 0)) qBag.delete(t);
+    const cosine = qBag.size > 0 ? new TfIdfCosine(qBag, (t) => robertsonIdf(known.get(t) ?? 0, n)) : null;
     // Rarest first; near-universal terms only cost time, and a postings budget bounds the
     // work on large corpora (the rarest term is always kept).
     let candidates = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
@@ -695,7 +722,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       kept.push(t);
       postings += d;
     }
-    if (kept.length === 0) return { slots: [], terms };
+    if (kept.length === 0) return { slots: [], terms, cosine, cos };
     // FTS5 sums the BM25 of every phrase in the query, so a repeated term counts double.
     const caps = new Set(capitalized);
     const capRepeat = Math.max(1, Math.round(this.tuning.capitalizedWeight));
@@ -713,7 +740,70 @@ export class EmbeddedVectorIndex implements VectorIndex {
       const w = this.cache.where.get(id);
       if (w && w.shard === shard) slots.push(w.slot);
     }
-    return { slots, terms };
+    return { slots, terms, cosine, cos };
+  }
+
+  /** The document-frequency memo of an account (filled by lookups, emptied by any replayed change). */
+  private accountDf(account: string): Map<string, number> {
+    let m = this.dfMemo.get(account);
+    if (!m) {
+      m = new Map();
+      this.dfMemo.set(account, m);
+    }
+    return m;
+  }
+
+  /**
+   * Re-order the first `lexicalRerankDepth` slots of a search's BM25 list by TF-IDF cosine
+   * (ties keep the BM25 order); the rest keeps its place. Cosines are computed once per slot
+   * per batch, row terms come from the bag memo or the stored text, and the document
+   * frequencies of their terms from one `vi_terms` lookup.
+   */
+  private rerankHead(lex: LexResult, shard: Shard, list: number[]): number[] {
+    const depth = Math.min(list.length, Math.floor(this.tuning.lexicalRerankDepth));
+    const cosine = lex.cosine;
+    if (!cosine || !(depth > 1)) return list;
+    const head = list.slice(0, depth);
+    const missing = head.filter((s) => !lex.cos.has(s));
+    if (missing.length > 0) {
+      const ids = missing.map((s) => shard.ids[s]);
+      const bags = this.rowBags(ids);
+      const known = this.accountDf(shard.account);
+      const unknown = new Set<string>();
+      for (const bag of bags.values()) for (const t of bag.keys()) if (!known.has(t)) unknown.add(t);
+      if (unknown.size > 0) {
+        for (const t of unknown) known.set(t, 0);
+        for (const r of this.st.vocab.all(shard.account, JSON.stringify([...unknown])) as Array<{ term: string; df: number }>) known.set(r.term, r.df);
+      }
+      missing.forEach((s, i) => lex.cos.set(s, cosine.score(bags.get(ids[i]) ?? new Map())));
+    }
+    const order = head.map((s, i) => ({ s, i, c: lex.cos.get(s) as number }));
+    order.sort((a, b) => b.c - a.c || a.i - b.i);
+    return [...order.map((o) => o.s), ...list.slice(depth)];
+  }
+
+  /** Term bags ({@link termBag}) of rows by id, from the memo or the stored lexical source. */
+  private rowBags(ids: number[]): Map<number, Map<string, number>> {
+    const out = new Map<number, Map<string, number>>();
+    const fetch: number[] = [];
+    for (const id of ids) {
+      const bag = this.bagMemo.get(id);
+      if (bag) {
+        // Re-insert: a Map iterates in insertion order, so the memo's first key is the least recently used.
+        this.bagMemo.delete(id);
+        this.bagMemo.set(id, bag);
+        out.set(id, bag);
+      } else fetch.push(id);
+    }
+    if (fetch.length > 0) {
+      for (const r of this.st.lexTextByIds.all(JSON.stringify(fetch)) as Array<{ id: number; lexical_text: string; abstract: string; body: string; title: string }>) {
+        const bag = termBag(lexicalSource({ lexicalText: r.lexical_text, abstract: r.abstract, body: r.body, title: r.title }), this.tuning.minorWeight);
+        out.set(r.id, bag);
+        this.bagMemo.set(r.id, bag);
+      }
+      while (this.bagMemo.size > BAG_MEMO_ROWS) this.bagMemo.delete(this.bagMemo.keys().next().value as number);
+    }
+    return out;
   }
 
   /**
@@ -834,6 +924,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
           lexList.push(slot);
           if (lexList.length >= legK) break;
         }
+        lexList = this.rerankHead(lex, shard, lexList);
       }
 
       const lists: number[][] = [];
@@ -997,6 +1088,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.closed = true;
     this.cache.shards.clear();
     this.cache.where.clear();
+    this.bagMemo.clear();
+    this.dfMemo.clear();
   }
 }
 

@@ -94,6 +94,15 @@ const D = freshWho('d');
 const DIR = 'viking://resources/d/guide';
 const DIR_OVERVIEW_BODY = 'The nectarine grove guide covers planting.\n\n## Sections\n- planting';
 
+/** R: a resource outside {user}/resources (dev mode is role root). */
+const R = freshWho('r');
+const R_NOTE = `${rootOf(R)}/notes/plan.md`;
+const R_DOCS: Array<[string, string]> = [
+  [R_NOTE, 'Rhubarb planting plan, a note outside resources/.'],
+  [`${rootOf(R)}/resources/rhubarb.md`, 'Rhubarb resource of the user.'],
+  ['viking://resources/r/rhubarb.md', 'Account-wide rhubarb guide.'],
+];
+
 // ---------------------------------------------------------------------------------------------
 
 beforeAll(async () => {
@@ -104,6 +113,7 @@ beforeAll(async () => {
     writeAll(cm, T, T_DOCS),
     writeAll(cm, T2, T2_DOCS),
     writeAll(cm, X, X_DOCS),
+    writeAll(cm, R, R_DOCS),
     (async () => {
       await writeSidecar(cm, D, `${DIR}/.abstract.md`, 'Guide to the nectarine grove.');
       await writeSidecar(cm, D, `${DIR}/.overview.md`, `---\ndirectory: guide\ntitle: Guide\n---\n\n${DIR_OVERVIEW_BODY}\n`);
@@ -295,6 +305,16 @@ const rows: Row[] = [
       const r = await ask(G, { query: 'orchard trajectory identity', quotas: { events: 5, entities: 5, preferences: 5, experiences: 5 } });
       expect(r.entries.some((e) => e.uri.includes('/trajectories/') || e.uri.endsWith('/identity.md'))).toBe(false);
       expect(byCategory(r.entries)).toEqual({ events: 3, entities: 3, preferences: 2, experiences: 1 });
+    },
+  },
+
+  {
+    title: '§3.3 root role (dev mode): the resources bucket searches {user}/resources and viking://resources only; flat mode still finds the rest',
+    run: async () => {
+      const b = await ask(R, { query: 'rhubarb', quotas: { resources: 10 } });
+      expect(b.entries.map((e) => e.uri).sort()).toEqual(['viking://resources/r/rhubarb.md', `${rootOf(R)}/resources/rhubarb.md`]);
+      const flat = await ask(R, { query: 'rhubarb' });
+      expect(flat.entries.find((e) => e.uri === R_NOTE)?.category).toBe('resources');
     },
   },
 

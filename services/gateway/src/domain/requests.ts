@@ -35,6 +35,7 @@ import {
   type FieldSpec,
   type ModelOutcome,
 } from './schema';
+import { parseAsOf } from './retrieve';
 import { parseTelemetry } from './telemetry';
 import { assertTargetsAccessible, MAX_EXCLUDE_URIS, normalizeExcludeUris, resolveImageUrl, resolveTargetUris } from './uris';
 
@@ -87,6 +88,8 @@ export const FIND_FIELDS: readonly FieldSpec[] = [
   { name: 'time_field', type: nullable(literal('updated_at', 'created_at')) },
   { name: 'level', type: nullable(union(int, str, list(int))) },
   { name: 'telemetry', type: telemetryType },
+  // ctxmesh addition (retrieve-contract `as_of`): a valid-time instant, both /search modes.
+  { name: 'as_of', type: nullable(str) },
 ];
 
 /** `SearchRequest` fields in declaration order. */
@@ -159,6 +162,8 @@ export interface FindParams {
   levels: number[] | null;
   /** True when the response must carry `telemetry`. */
   telemetry: boolean;
+  /** Valid-time instant (`as_of`) as `YYYY-MM-DDTHH:MM:SS.mmmZ`; null/absent = now. */
+  asOf?: string | null;
 }
 
 /** `/search` list-mode parameters. */
@@ -171,6 +176,8 @@ export interface SearchListParams extends FindParams {
 export interface ContextParams extends ContextRequest<FilterNode> {
   /** True when the response must carry `telemetry`. */
   telemetry: boolean;
+  /** Valid-time instant (`as_of`) as `YYYY-MM-DDTHH:MM:SS.mmmZ`; null/absent = now. */
+  asOf?: string | null;
 }
 
 /** `/recall` parameters: context parameters plus `stats.deprecated`. */
@@ -236,6 +243,12 @@ function filterOf(v: Values, nowMs: number): FilterNode | null {
   );
 }
 
+/** `{asOf}` when the body names an instant, else nothing (absent = now, and the parameters keep their v1 shape). */
+function asOfOf(v: Values): { asOf?: string } {
+  const asOf = parseAsOf(v.as_of as string | null | undefined);
+  return asOf === null ? {} : { asOf };
+}
+
 function limitOf(v: Values): number {
   return (v.node_limit as number | null | undefined) ?? (v.limit as number | undefined) ?? 10;
 }
@@ -260,6 +273,7 @@ function listParams(v: Values, ctx: RequestContext): FindParams {
     includeProvenance: (v.include_provenance as boolean | undefined) ?? false,
     levels,
     telemetry,
+    ...asOfOf(v),
   };
 }
 
@@ -327,6 +341,7 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
     timeBudgetMs: (v.time_budget_ms as number | undefined) ?? null,
     render: true,
     telemetry,
+    ...asOfOf(v),
   };
 }
 

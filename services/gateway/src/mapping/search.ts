@@ -50,7 +50,7 @@ export function toSearchRequest(p: FindParams, caller: Caller, sessionId: string
     scoreThreshold: p.scoreThreshold ?? undefined,
     levels: p.levels ? [...p.levels] : [],
     sessionId: sessionId ?? '',
-    asOf: '',
+    asOf: p.asOf ?? '',
   };
 }
 
@@ -84,7 +84,7 @@ export function toAssembleContextRequest(p: ContextParams, caller: Caller): orch
     rewriteMaxBullets: p.rewriteMaxBullets,
     tokenizer: p.tokenizer,
     ignored: [...p.ignored],
-    asOf: '',
+    asOf: p.asOf ?? '',
     timeBudgetMs: p.timeBudgetMs ?? 0,
     stages: [],
     // §4.4 rule 2: a code file's overview is its structural skeleton, on every context route.

@@ -78,12 +78,16 @@ export function escapeAttribute(v: string): string {
   return v.split('&').join('&amp;').split('"').join('&quot;').split('<').join('&lt;');
 }
 
+/** Python's `str.isspace()` set, which the reference's `\s` matches (JS `\s` differs: U+FEFF in, U+001C–U+001F and U+0085 out). */
+const PY_WHITESPACE = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+const FORGED = new RegExp(`<(\\/?)memory(?=[${PY_WHITESPACE}/>]|$)`, 'gi');
+
 /**
  * §6.1 tag neutralisation: `<memory` / `</memory` (any case) followed by whitespace, `/`, `>`
  * — or ending the body, ctxmesh's documented hardening — becomes `<\memory` / `<\/memory`.
  */
 export function neutralise(body: string): string {
-  return body.replace(/<(\/?)memory(?=[\s/>]|$)/gi, (_m, slash: string) => `<\\${slash}memory`);
+  return body.replace(FORGED, (_m, slash: string) => `<\\${slash}memory`);
 }
 
 /** §6.1 fragment of one entry. */
@@ -109,12 +113,12 @@ export function capOf(maxTokens: number, n: number): number {
 
 /** Real opening tags in a rendered block (neutralised ones start `<\`). */
 export function openingTags(rendered: string): number {
-  return (rendered.match(/<memory[\s/>]/gi) ?? []).length;
+  return (rendered.match(new RegExp(`<memory[${PY_WHITESPACE}/>]`, 'gi')) ?? []).length;
 }
 
 /** Real closing tags in a rendered block: `</memory>` pairs plus self-closing ` />` heads. */
 export function closingTags(rendered: string): number {
-  const pairs = (rendered.match(/<\/memory(?=[\s/>]|$)/gi) ?? []).length;
+  const pairs = (rendered.match(new RegExp(`<\\/memory(?=[${PY_WHITESPACE}/>]|$)`, 'gi')) ?? []).length;
   const selfClosing = (rendered.match(/<memory uri="[^"]*" type="[^"]*" score="[^"]*" detail="uri" \/>/g) ?? []).length;
   return pairs + selfClosing;
 }

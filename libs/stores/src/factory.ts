@@ -18,16 +18,13 @@ import { type EmbeddedDb, openEmbeddedDb } from './embedded/db';
 import { EmbeddedVectorIndex } from './embedded/vector-index';
 import { IndexDimensionMismatchError } from './ports/errors';
 import type { VectorIndex } from './ports/vector-index';
-import { QdrantVectorIndex } from './qdrant/qdrant-vector-index';
+import { DEFAULT_QDRANT_COLLECTION, QdrantVectorIndex } from './qdrant/qdrant-vector-index';
 
 /** File name of the embedded SQLite database inside `CTXMESH_DATA_DIR` (shared by the vector index, ledger and sessions). */
 export const DB_FILE = 'ctxmesh.db';
 
 /** Default of `CTXMESH_DATA_DIR`, relative to the working directory. */
 export const DEFAULT_DATA_DIR = './.ctxmesh';
-
-/** Default of `QDRANT_COLLECTION`. */
-export const DEFAULT_COLLECTION = 'ctxmesh_nodes';
 
 /** Store and embedder variables: spread into a service's config schema (`{ ...storeSchema, MY_PORT: … }`). */
 export const storeSchema = {
@@ -40,7 +37,7 @@ export const storeSchema = {
   /** Qdrant API key. */
   QDRANT_API_KEY: env.optStr(),
   /** Qdrant collection. @default ctxmesh_nodes */
-  QDRANT_COLLECTION: env.str(DEFAULT_COLLECTION),
+  QDRANT_COLLECTION: env.str(DEFAULT_QDRANT_COLLECTION),
   /** OpenAI-compatible embeddings endpoint; unset = the built-in lexical embedder. */
   CTXMESH_EMBEDDINGS_URL: env.optUrl(['http', 'https']),
   /** Embedding model (required with an endpoint). */
@@ -89,7 +86,7 @@ export function looseStoreConfig(e: Env): StoreConfig {
     CTXMESH_DATA_DIR: v('CTXMESH_DATA_DIR') ?? DEFAULT_DATA_DIR,
     QDRANT_URL: v('QDRANT_URL'),
     QDRANT_API_KEY: v('QDRANT_API_KEY'),
-    QDRANT_COLLECTION: v('QDRANT_COLLECTION') ?? DEFAULT_COLLECTION,
+    QDRANT_COLLECTION: v('QDRANT_COLLECTION') ?? DEFAULT_QDRANT_COLLECTION,
     CTXMESH_EMBEDDINGS_URL: v('CTXMESH_EMBEDDINGS_URL'),
     CTXMESH_EMBEDDINGS_MODEL: v('CTXMESH_EMBEDDINGS_MODEL'),
     CTXMESH_EMBEDDINGS_API_KEY: v('CTXMESH_EMBEDDINGS_API_KEY'),

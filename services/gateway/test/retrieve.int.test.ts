@@ -107,7 +107,7 @@ describe('POST /api/v1/retrieve', () => {
   it.each([
     ['NOT_FOUND (unknown workspace)', Code.NOT_FOUND, 404, 'WORKSPACE_NOT_FOUND'],
     ['PERMISSION_DENIED (foreign workspace)', Code.PERMISSION_DENIED, 403, 'WORKSPACE_FOREIGN'],
-  ])('POST /api/v1/retrieve - orchestrator answers %s - %s, never an empty 200', async (_name, code, status, reason) => {
+  ])('POST /api/v1/retrieve - orchestrator answers %s (gRPC %i) - HTTP %i, never an empty 200', async (_name, code, status, reason) => {
     answer = () => new CtxError(code, reason, 'workspace refused');
     const res = await post({ query: 'q', workspace: 'elsewhere' });
     expect(res.statusCode).toBe(status);

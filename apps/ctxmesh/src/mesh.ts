@@ -15,14 +15,14 @@ import { loadGatherConfig, startGather } from '@ctxmesh/gather';
 import { loadGatewayConfig, startGateway } from '@ctxmesh/gateway';
 import { startIndexer, loadIndexerConfig } from '@ctxmesh/indexer';
 import { createLedgerStore, loadLedgerConfig, startLedger } from '@ctxmesh/ledger';
-import { loadOrchestratorConfig, settingsFromConfig, startOrchestrator } from '@ctxmesh/orchestrator';
+import { loadOrchestratorConfig, retrieveSettingsFromConfig, settingsFromConfig, startOrchestrator, type TraceSink } from '@ctxmesh/orchestrator';
 import { loadRewriteConfig, startRewrite } from '@ctxmesh/rewrite';
 import { createSessionsStore, loadSessionsConfig, startSessions } from '@ctxmesh/sessions';
 import { loadTierReaderConfig, startTierReader } from '@ctxmesh/tier-reader';
 import type { RunningServer } from '@ctxmesh/rpc';
 import type { Embedder } from '@ctxmesh/embedder';
 import { ConfigError, connectNats, connectRedis, type Env, type Logger } from '@ctxmesh/runtime';
-import { createEmbedder, DB_FILE, InProcEventBus, NatsEventBus, openEmbeddedDb, openVectorStore, type EventBus, type VectorIndex } from '@ctxmesh/stores';
+import { createEmbedder, DB_FILE, InProcEventBus, NatsEventBus, NatsTraceStore, openEmbeddedDb, openVectorStore, SqliteTraceStore, type EventBus, type VectorIndex } from '@ctxmesh/stores';
 
 /** Name of the embedded SQLite file inside the data dir (`@ctxmesh/stores` `DB_FILE`). */
 export { DB_FILE };
@@ -115,8 +115,10 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
     if (redis) closers.push(() => redis.quit());
 
     let bus: EventBus;
+    let natsConn: Awaited<ReturnType<typeof connectNats>> | null = null;
     if (env.NATS_URL) {
       const nc = await connectNats(env.NATS_URL, 'ctxmesh');
+      natsConn = nc;
       closers.push(() => nc.drain());
       const nats = await NatsEventBus.create(nc, {
         stream: cfg.gateway.ingest.stream,
@@ -203,6 +205,21 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       rewrite: rewrite.address,
       sessions: sessions.address,
     };
+    // Retrieval traces (RETRIEVAL_TRACE_ENABLED): a JetStream stream with NATS, else the SQLite file.
+    let traces: TraceSink | null = null;
+    if (cfg.orchestrator.RETRIEVAL_TRACE_ENABLED) {
+      const maxAgeMs = cfg.orchestrator.CTXMESH_TRACE_MAX_AGE_MS;
+      if (natsConn) traces = await NatsTraceStore.create(natsConn, { stream: cfg.orchestrator.CTXMESH_TRACE_STREAM, maxAgeMs });
+      else {
+        if (!db) {
+          mkdirSync(dataDir, { recursive: true });
+          const opened = openEmbeddedDb(join(dataDir, DB_FILE));
+          db = opened;
+          closers.push(async () => opened.close());
+        }
+        traces = new SqliteTraceStore(db, { maxAgeMs });
+      }
+    }
     const orchestrator = up(
       'orchestrator',
       await startOrchestrator({
@@ -211,6 +228,8 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
         log,
         addrs,
         settings: settingsFromConfig(cfg.orchestrator),
+        retrieve: retrieveSettingsFromConfig(cfg.orchestrator),
+        traces,
         defaultDeadlineMs: cfg.orchestrator.CTXMESH_DEFAULT_DEADLINE_MS,
       }),
     );

@@ -166,6 +166,17 @@ const k8sEnv = (svc: string) => literalEnv(serverOf(find(base.objects, 'Deployme
 const composeEnv = (svc: string): Env =>
   Object.fromEntries(Object.entries((compose.services[svc].environment ?? {}) as Record<string, unknown>).map(([k, v]) => [k, interpolate(String(v))]));
 
+/**
+ * Problems of a service left on an embedded store: the containers' root filesystem is
+ * read-only, so every production store a service can use must be configured.
+ */
+function embeddedFallbacks(svc: string, env: Env): string[] {
+  const out: string[] = [];
+  for (const name of ['REDIS_URL', 'NATS_URL', 'QDRANT_URL']) if (KNOWN[svc].has(name) && !env[name]) out.push(`${svc}: ${name} unset`);
+  if (KNOWN[svc].has('CTXMESH_VECTOR') && env.CTXMESH_VECTOR !== 'qdrant') out.push(`${svc}: CTXMESH_VECTOR is not qdrant`);
+  return out;
+}
+
 /** The port a service listens on, from its own `<SVC>_PORT`. */
 const portOf = (env: Env, svc: string) => Number(env[`${envPrefix(svc)}_PORT`]);
 
@@ -312,6 +323,10 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('configures every production store a service can use, so none falls back to an embedded file', () => {
+    expect(SERVICES.flatMap((svc) => embeddedFallbacks(svc, composeEnv(svc)))).toEqual([]);
+  });
+
   it('runs Qdrant as the vector store, NATS with JetStream and Redis for ledger and sessions', () => {
     expect(compose.services.qdrant.image).toMatch(/^qdrant\/qdrant:/);
     expect(compose.services.nats.image).toMatch(/^nats:2\b/);
@@ -455,6 +470,14 @@ describe('deploy/k8s/base', () => {
           expect(sp.name).toBe('grpc');
         }
       }
+    }
+  });
+
+  it('configures every production store a service can use: the root filesystem is read-only', () => {
+    expect(SERVICES.flatMap((svc) => embeddedFallbacks(svc, k8sEnv(svc)))).toEqual([]);
+    for (const svc of SERVICES) {
+      const mounts = (serverOf(find(base.objects, 'Deployment', svc)).volumeMounts ?? []) as Y[];
+      expect(mounts.map((m) => m.mountPath)).toEqual(['/tmp']);
     }
   });
 

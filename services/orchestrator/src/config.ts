@@ -6,6 +6,8 @@ import { env, loadConfig, type Env } from '@ctxmesh/runtime';
 /** Schema: env var name → parser. */
 export const schema = {
   ORCHESTRATOR_PORT: env.port(50061),
+  /** Bind host; `ctxmesh serve orchestrator` runs in a container, so every interface by default. */
+  ORCHESTRATOR_HOST: env.str('0.0.0.0'),
   GATHER_ADDR: env.addr('127.0.0.1:50062'),
   TIER_READER_ADDR: env.addr('127.0.0.1:50063'),
   BUDGET_RENDER_ADDR: env.addr('127.0.0.1:50064'),

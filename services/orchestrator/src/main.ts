@@ -31,7 +31,7 @@ export function main(): Promise<void> {
     }
     const server = await startOrchestrator({
       port: cfg.ORCHESTRATOR_PORT,
-      host: process.env.ORCHESTRATOR_HOST ?? '0.0.0.0',
+      host: cfg.ORCHESTRATOR_HOST,
       log,
       addrs: {
         gather: cfg.GATHER_ADDR,

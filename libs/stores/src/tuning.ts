@@ -41,9 +41,10 @@ export interface HybridTuning {
    */
   maxQueryPostings: number;
   /**
-   * Embedded index only: the first this-many rows of a search's BM25 list are re-ordered by the
-   * TF-IDF cosine of query and row (see `embedded/lexical-cosine.ts`); 0 keeps the BM25 order.
-   * Each re-ordered row costs its terms (memoised) and, cold, a re-tokenisation of its text.
+   * Embedded index only: the first this-many rows of a search's BM25 list (and at most
+   * `legFactor × limit` of them, at least 10) are re-ordered by TF-IDF relevance to the query
+   * (see `embedded/lexical-rerank.ts`); 0 keeps the BM25 order. Each re-ordered row costs its
+   * terms (memoised) and, cold, a re-tokenisation of its text.
    * @default 30
    */
   lexicalRerankDepth: number;

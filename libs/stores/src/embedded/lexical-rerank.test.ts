@@ -3,7 +3,7 @@ import { makeRecord } from '../contract/vector-index.contract';
 import type { HybridTuning } from '../tuning';
 import type { Visibility } from '../ports/vector-index';
 import { type EmbeddedDb, openEmbeddedDb } from './db';
-import { IDF_FLOOR, TfIdfCosine, robertsonIdf, termBag } from './lexical-cosine';
+import { IDF_FLOOR, TfIdfScorer, robertsonIdf, termBag } from './lexical-rerank';
 import { EmbeddedVectorIndex } from './vector-index';
 
 describe('robertsonIdf', () => {
@@ -51,34 +51,37 @@ describe('termBag', () => {
   });
 });
 
-describe('TfIdfCosine', () => {
+describe('TfIdfScorer', () => {
   const flat = (): number => 1;
 
-  it('scores a document with the same terms 1 and a disjoint one 0', () => {
-    const c = new TfIdfCosine(termBag('lighthouse keeper', 0.6), flat);
+  it('scores a document with exactly the query’s terms 1 and a disjoint one 0', () => {
+    const c = new TfIdfScorer(termBag('lighthouse keeper', 0.6), flat);
     expect(c.score(termBag('the keeper of the lighthouse', 0.6))).toBeCloseTo(1, 12);
     expect(c.score(termBag('sourdough bread', 0.6))).toBe(0);
     expect(c.score(new Map())).toBe(0);
   });
 
   it('scores 0 for a query without terms', () => {
-    expect(new TfIdfCosine(new Map(), flat).score(termBag('anything at all', 0.6))).toBe(0);
+    expect(new TfIdfScorer(new Map(), flat).score(termBag('anything at all', 0.6))).toBe(0);
   });
 
   it('weighs a term by how often the query repeats it', () => {
-    const once = new TfIdfCosine(termBag('rocket launch', 0.6), flat);
-    const thrice = new TfIdfCosine(termBag('rocket rocket rocket launch', 0.6), flat);
+    const once = new TfIdfScorer(termBag('rocket launch', 0.6), flat);
+    const thrice = new TfIdfScorer(termBag('rocket rocket rocket launch', 0.6), flat);
     const doc = termBag('rocket engine', 0.6);
     expect(thrice.score(doc)).toBeGreaterThan(once.score(doc));
     expect(thrice.score(doc)).toBeGreaterThan(thrice.score(termBag('launch engine', 0.6)));
   });
 
-  it('penalises a document by the IDF-weighted norm of its other terms', () => {
-    const idf = (t: string): number => (t === 'harbor' ? 0.01 : 1.5);
-    const c = new TfIdfCosine(termBag('lighthouse', 0.6), idf);
-    // Same match; the other term is common in one document and rare in the other.
-    expect(c.score(termBag('lighthouse harbor', 0.6))).toBeGreaterThan(0.99);
-    expect(c.score(termBag('lighthouse zebra', 0.6))).toBeCloseTo(Math.SQRT1_2, 12);
+  it('counts a match’s IDF twice, once from each side', () => {
+    const idf = (t: string): number => (t === 'lighthous' ? 2 : 0.5);
+    const c = new TfIdfScorer(termBag('lighthouse keeper', 0.6), idf);
+    expect(c.score(termBag('lighthouse harbor', 0.6)) / c.score(termBag('keeper harbor', 0.6))).toBeCloseTo(16, 9);
+  });
+
+  it('normalises a document by the length of its own term-frequency vector', () => {
+    const c = new TfIdfScorer(termBag('lighthouse', 0.6), (t) => (t === 'lighthous' ? 3 : 0.01));
+    expect(c.score(termBag('lighthouse', 0.6)) / c.score(termBag('lighthouse harbor cafe', 0.6))).toBeCloseTo(Math.sqrt(3), 9);
   });
 });
 
@@ -102,48 +105,50 @@ describe('EmbeddedVectorIndex lexical re-ranking', () => {
     const [hits] = await index.search([{ visibility: vis, vector: null, text, targets: [], filter: null, limit: 10 }]);
     return hits.map((h) => /([^/]+)\.md$/.exec(h.node.uri)?.[1] ?? h.node.uri);
   };
-  // "harbor" is in 4 of 6 rows (no evidence), "zebra" in one (very specific). BM25 prefers the
-  // shorter `zebra` row; the cosine prefers the row that is about little besides the lighthouse.
+  // The query comes back to "harbor" three times and names "lighthouse" once, which is the
+  // rarer term. FTS5's BM25 counts each query term once, so it prefers the long `beacon` row
+  // (the rare term); TF-IDF relevance weighs the query's repetition and ranks the short
+  // `harbor` row first.
+  const query = 'harbor harbor harbor lighthouse';
   const corpus = async (index: EmbeddedVectorIndex): Promise<void> => {
-    await put(index, 'zebra', 'lighthouse zebra');
-    await put(index, 'harbor', 'lighthouse harbor harbor');
-    await put(index, 'cafe', 'harbor cafe');
-    await put(index, 'boats', 'harbor boats');
-    await put(index, 'market', 'harbor market');
+    await put(index, 'beacon', 'lighthouse beacon tower stairs lantern glass');
+    await put(index, 'harbor', 'the harbor');
+    await put(index, 'cafe', 'harbor cafe terrace');
     await put(index, 'trail', 'mountain trail');
+    await put(index, 'tomato', 'garden tomato');
+    await put(index, 'coat', 'winter coat');
   };
 
   it('keeps the BM25 order when the depth is 0', async () => {
     const index = open({ lexicalRerankDepth: 0 });
     await corpus(index);
-    expect(await order(index, 'lighthouse')).toEqual(['zebra', 'harbor']);
+    expect((await order(index, query))[0]).toBe('beacon');
   });
 
-  it('re-orders the head of the BM25 list by TF-IDF cosine', async () => {
+  it('re-orders the head of the BM25 list by TF-IDF relevance', async () => {
     const index = open();
     await corpus(index);
-    expect(await order(index, 'lighthouse')).toEqual(['harbor', 'zebra']);
+    expect(await order(index, query)).toEqual(['harbor', 'beacon', 'cafe']);
   });
 
-  it('follows document frequencies that change after a search', async () => {
+  it('uses the document frequencies of the moment', async () => {
     const index = open();
     await corpus(index);
-    expect(await order(index, 'lighthouse')).toEqual(['harbor', 'zebra']);
-    // Now "zebra" is common and "harbor" no longer is: the zebra row is the one about the lighthouse.
-    for (const n of [1, 2, 3, 4]) await put(index, `z${n}`, `zebra crossing ${n}`);
-    expect(await order(index, 'lighthouse')).toEqual(['zebra', 'harbor']);
+    expect((await order(index, query))[0]).toBe('harbor');
+    // Now "harbor" is in most rows and carries no evidence: the lighthouse row leads.
+    for (const n of [1, 2, 3, 4]) await put(index, `h${n}`, `harbor view ${n}`);
+    expect((await order(index, query))[0]).toBe('beacon');
   });
 
   it('re-derives a rewritten row’s terms even when SQLite hands its id to the new row', async () => {
     const index = open();
     await corpus(index);
-    await put(index, 'last', 'lighthouse quartz');
-    const before = await order(index, 'lighthouse');
-    expect(before[0]).toBe('harbor');
-    expect(before.indexOf('last')).toBeGreaterThan(0);
+    await put(index, 'last', 'harbor quartz quartz quartz quartz quartz');
+    const before = await order(index, query);
+    expect(before.indexOf('last')).toBeGreaterThan(before.indexOf('harbor'));
     // Rewriting the newest row deletes the highest id, which the insert then reuses: a bag kept
-    // by id would still say "quartz".
-    await put(index, 'last', 'lighthouse');
-    expect(await order(index, 'lighthouse')).toEqual(['last', 'harbor', 'zebra']);
+    // by id would still hold the quartz.
+    await put(index, 'last', 'harbor lighthouse');
+    expect((await order(index, query))[0]).toBe('last');
   });
 });

@@ -3,7 +3,7 @@ import { lexicalTerms } from '@ctxmesh/embedder';
 /**
  * Lowest inverse document frequency a term gets. Robertson's IDF is zero or negative for a
  * term in half the documents or more; such a term carries no evidence, but a tiny positive
- * weight keeps a text made only of common terms from having a zero norm.
+ * weight keeps a query made only of common terms from having a zero norm.
  */
 export const IDF_FLOOR = 0.01;
 
@@ -44,49 +44,52 @@ export function termBag(text: string, minorWeight: number, capitalizedWeight = 1
 }
 
 /**
- * TF-IDF cosine between one query and many documents (the classic vector-space model): each
- * side is its {@link termBag} with every weight multiplied by the term's IDF, and the score is
- * the cosine of the two vectors, in [0, 1].
+ * TF-IDF relevance of documents to one query, in the vector-space model: the query is its
+ * {@link termBag} with each weight multiplied by the term's IDF and scaled to unit length; a
+ * document's score is `Σ_t q_t · d_t · idf(t)` over the terms both hold, divided by the length
+ * of the document's own term-frequency vector (`d_t` is its {@link termBag} weight). So each
+ * match counts its IDF twice, as in a TF-IDF cosine, while normalising the document needs no
+ * IDF of the document's other terms (a `vi_terms` lookup per term, which is what made the full
+ * cosine too slow for every search) — on MADial-Bench the two rank within noise of each other.
+ * A document that holds every query term in the query's proportions and nothing else scores
+ * its IDF-weighted cosine; the scale is an ordering, not a probability (it can exceed 1).
  *
  * It complements FTS5's BM25 on the short passages a memory store holds: BM25 normalises a
  * document by its length, term by term and saturating, and ignores how often the query repeats
- * a term; the cosine normalises by the IDF-weighted norm of the whole document (a passage whose
- * rare terms are not in the query is penalised more than one padded with common words) and
- * weighs the terms a long query keeps coming back to. The index uses it to re-order the head of
- * the BM25 list.
+ * a term; this normalises by the whole term vector (a passage that is mostly about other
+ * things is penalised more) and weighs the terms a long query keeps coming back to. The index
+ * uses it to re-order the head of the BM25 list.
  */
-export class TfIdfCosine {
-  private readonly q = new Map<string, number>();
-  private readonly qNorm: number;
+export class TfIdfScorer {
+  /** Query term → unit-normalised IDF-weighted weight, and the term's IDF. */
+  private readonly q = new Map<string, { w: number; idf: number }>();
 
   /**
    * @param query the query's {@link termBag}
-   * @param idf IDF of a term (called once per distinct term of the query and of each document)
+   * @param idf IDF of a query term (called once per distinct query term)
    */
-  constructor(
-    query: Map<string, number>,
-    private readonly idf: (term: string) => number,
-  ) {
+  constructor(query: Map<string, number>, idf: (term: string) => number) {
     let n2 = 0;
+    const raw: Array<[string, number, number]> = [];
     for (const [t, w] of query) {
-      const x = w * idf(t);
-      this.q.set(t, x);
-      n2 += x * x;
+      const i = idf(t);
+      raw.push([t, w * i, i]);
+      n2 += w * i * w * i;
     }
-    this.qNorm = Math.sqrt(n2);
+    const norm = Math.sqrt(n2);
+    if (norm > 0) for (const [t, x, i] of raw) this.q.set(t, { w: x / norm, idf: i });
   }
 
-  /** Cosine of the query with a document's {@link termBag}; 0 when either has no terms. */
+  /** Relevance of a document given its {@link termBag}; 0 when it shares no term with the query. */
   score(doc: Map<string, number>): number {
-    if (this.qNorm === 0) return 0;
+    if (this.q.size === 0) return 0;
     let dot = 0;
     let n2 = 0;
     for (const [t, w] of doc) {
-      const x = w * this.idf(t);
-      n2 += x * x;
+      n2 += w * w;
       const y = this.q.get(t);
-      if (y !== undefined) dot += x * y;
+      if (y !== undefined) dot += y.w * w * y.idf;
     }
-    return n2 > 0 ? dot / (this.qNorm * Math.sqrt(n2)) : 0;
+    return n2 > 0 ? dot / Math.sqrt(n2) : 0;
   }
 }

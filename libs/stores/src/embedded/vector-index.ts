@@ -15,7 +15,7 @@ import { defaultScopeRoots } from '../scope';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
 import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility } from './filter';
-import { TfIdfCosine, robertsonIdf, termBag } from './lexical-cosine';
+import { TfIdfScorer, robertsonIdf, termBag } from './lexical-rerank';
 import { type CacheRow, ScanCache, Shard, type SlotRange, unit } from './scan-cache';
 
 /** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
@@ -263,14 +263,17 @@ interface LexResult {
   slots: number[];
   /** Distinct query terms with their BM25 class weight (for the lexical-only score). */
   terms: Map<string, number>;
-  /** TF-IDF cosine scorer of the query against the account's rows (null without matching terms). */
-  cosine: TfIdfCosine | null;
-  /** Cosines computed so far in this batch, by slot (each searched head adds its missing ones). */
-  cos: Map<number, number>;
+  /** TF-IDF scorer of the query against the account's rows (null when no query term is in any row). */
+  scorer: TfIdfScorer | null;
+  /** TF-IDF scores computed so far in this batch, by slot (each re-ordered head adds its missing ones). */
+  tfidf: Map<number, number>;
 }
 
 /** Rows whose term bags the index keeps in memory for the lexical re-ranking (least recently used go first). */
 const BAG_MEMO_ROWS = 8192;
+
+/** Smallest lexical head a search re-orders whatever its limit (when `lexicalRerankDepth` allows it). */
+const MIN_RERANK_DEPTH = 10;
 
 /**
  * Embedded {@link VectorIndex}: one SQLite file, shared with the other embedded adapters.
@@ -297,8 +300,8 @@ const BAG_MEMO_ROWS = 8192;
  * by a WebAssembly SIMD kernel once per distinct query vector per batch; the lexical leg is one
  * FTS5 BM25 query per distinct text per batch over its rarest terms (a postings budget bounds
  * its cost), filtered per search, whose head (`lexicalRerankDepth` rows) is then re-ordered by
- * the TF-IDF cosine of query and row ({@link TfIdfCosine}; per-account document frequencies,
- * row terms re-derived from the stored text and kept in a bounded memo). The legs are fused by
+ * TF-IDF relevance ({@link TfIdfScorer}; per-account document frequencies, row terms
+ * re-derived from the stored text and kept in a bounded memo). The legs are fused by
  * weighted reciprocal-rank fusion, which decides the order. Identical searches in a batch are
  * run once.
  *
@@ -318,8 +321,6 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private readonly st: ReturnType<EmbeddedVectorIndex['prepare']>;
   /** Term bags of rows by id, for the lexical re-ranking (insertion order = recency). */
   private readonly bagMemo = new Map<number, Map<string, number>>();
-  /** Document frequencies by account and term, valid until the next replayed change. */
-  private readonly dfMemo = new Map<string, Map<string, number>>();
 
   /**
    * @param db an open handle from `openEmbeddedDb` (sqlite-vec loaded); the caller owns it
@@ -643,7 +644,6 @@ export class EmbeddedVectorIndex implements VectorIndex {
         // First use, or this reader fell behind the pruned change log: load everything.
         c.clear();
         this.bagMemo.clear();
-        this.dfMemo.clear();
         c.lastSeq = (this.st.maxSeq.get() as { s: number }).s;
         // vec0 is read in one sequential scan (a join would cost a vec0 lookup per row), and the
         // nodes in (account, uri) order, which is already each shard's sorted layout.
@@ -662,7 +662,6 @@ export class EmbeddedVectorIndex implements VectorIndex {
       for (const id of ids) c.remove(id);
       // SQLite may hand a deleted row's id to the next insert, so a changed id's bag is stale.
       for (const id of ids) this.bagMemo.delete(id);
-      this.dfMemo.clear();
       for (const r of this.st.cacheRowsByIds.all(JSON.stringify(ids)) as Array<Record<string, unknown>>) c.upsert(this.toCacheRow(r));
       c.lastSeq = changes[changes.length - 1].seq;
       c.reorganize();
@@ -697,17 +696,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
     const terms = new Map<string, number>();
     for (const t of main) terms.set(t, 1);
     for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
-    const cos = new Map<number, number>();
-    if (terms.size === 0) return { slots: [], terms, cosine: null, cos };
+    const tfidf = new Map<number, number>();
+    if (terms.size === 0) return { slots: [], terms, scorer: null, tfidf };
     const df = new Map<string, number>();
     for (const r of this.st.vocab.all(shard.account, JSON.stringify([...terms.keys()])) as Array<{ term: string; df: number }>) df.set(r.term, r.df);
     const n = Math.max(1, shard.liveCount);
-    const known = this.accountDf(shard.account);
-    for (const t of terms.keys()) known.set(t, df.get(t) ?? 0);
-    // Query terms no row holds cannot move a cosine's order; leaving them out keeps the scores comparable.
+    // Query terms no row holds cannot match; leaving them out keeps the scale of the scores.
     const qBag = termBag(text, this.tuning.minorWeight, this.tuning.capitalizedWeight);
     for (const t of [...qBag.keys()]) if (!((df.get(t) ?? 0) > 0)) qBag.delete(t);
-    const cosine = qBag.size > 0 ? new TfIdfCosine(qBag, (t) => robertsonIdf(known.get(t) ?? 0, n)) : null;
+    const scorer = qBag.size > 0 ? new TfIdfScorer(qBag, (t) => robertsonIdf(df.get(t) ?? 0, n)) : null;
     // Rarest first; near-universal terms only cost time, and a postings budget bounds the
     // work on large corpora (the rarest term is always kept).
     let candidates = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
@@ -722,7 +719,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       kept.push(t);
       postings += d;
     }
-    if (kept.length === 0) return { slots: [], terms, cosine, cos };
+    if (kept.length === 0) return { slots: [], terms, scorer, tfidf };
     // FTS5 sums the BM25 of every phrase in the query, so a repeated term counts double.
     const caps = new Set(capitalized);
     const capRepeat = Math.max(1, Math.round(this.tuning.capitalizedWeight));
@@ -740,44 +737,29 @@ export class EmbeddedVectorIndex implements VectorIndex {
       const w = this.cache.where.get(id);
       if (w && w.shard === shard) slots.push(w.slot);
     }
-    return { slots, terms, cosine, cos };
-  }
-
-  /** The document-frequency memo of an account (filled by lookups, emptied by any replayed change). */
-  private accountDf(account: string): Map<string, number> {
-    let m = this.dfMemo.get(account);
-    if (!m) {
-      m = new Map();
-      this.dfMemo.set(account, m);
-    }
-    return m;
+    return { slots, terms, scorer, tfidf };
   }
 
   /**
-   * Re-order the first `lexicalRerankDepth` slots of a search's BM25 list by TF-IDF cosine
-   * (ties keep the BM25 order); the rest keeps its place. Cosines are computed once per slot
-   * per batch, row terms come from the bag memo or the stored text, and the document
-   * frequencies of their terms from one `vi_terms` lookup.
+   * Re-order the head of a search's BM25 list by TF-IDF relevance ({@link TfIdfScorer}; ties
+   * keep the BM25 order); the rest keeps its place. The head is `lexicalRerankDepth` slots, and
+   * at most `legFactor × limit` (at least {@link MIN_RERANK_DEPTH}): rows deeper than that in
+   * the lexical list seldom reach a small search's results, and each costs its terms. A slot is
+   * scored once per batch, and a row's terms come from the bag memo or its stored text.
    */
-  private rerankHead(lex: LexResult, shard: Shard, list: number[]): number[] {
-    const depth = Math.min(list.length, Math.floor(this.tuning.lexicalRerankDepth));
-    const cosine = lex.cosine;
-    if (!cosine || !(depth > 1)) return list;
+  private rerankHead(lex: LexResult, shard: Shard, list: number[], limit: number): number[] {
+    const cap = Math.max(MIN_RERANK_DEPTH, limit * this.tuning.legFactor);
+    const depth = Math.min(list.length, Math.floor(this.tuning.lexicalRerankDepth), cap);
+    const scorer = lex.scorer;
+    if (!scorer || !(depth > 1)) return list;
     const head = list.slice(0, depth);
-    const missing = head.filter((s) => !lex.cos.has(s));
+    const missing = head.filter((s) => !lex.tfidf.has(s));
     if (missing.length > 0) {
       const ids = missing.map((s) => shard.ids[s]);
       const bags = this.rowBags(ids);
-      const known = this.accountDf(shard.account);
-      const unknown = new Set<string>();
-      for (const bag of bags.values()) for (const t of bag.keys()) if (!known.has(t)) unknown.add(t);
-      if (unknown.size > 0) {
-        for (const t of unknown) known.set(t, 0);
-        for (const r of this.st.vocab.all(shard.account, JSON.stringify([...unknown])) as Array<{ term: string; df: number }>) known.set(r.term, r.df);
-      }
-      missing.forEach((s, i) => lex.cos.set(s, cosine.score(bags.get(ids[i]) ?? new Map())));
+      missing.forEach((s, i) => lex.tfidf.set(s, scorer.score(bags.get(ids[i]) ?? new Map())));
     }
-    const order = head.map((s, i) => ({ s, i, c: lex.cos.get(s) as number }));
+    const order = head.map((s, i) => ({ s, i, c: lex.tfidf.get(s) as number }));
     order.sort((a, b) => b.c - a.c || a.i - b.i);
     return [...order.map((o) => o.s), ...list.slice(depth)];
   }
@@ -924,7 +906,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
           lexList.push(slot);
           if (lexList.length >= legK) break;
         }
-        lexList = this.rerankHead(lex, shard, lexList);
+        lexList = this.rerankHead(lex, shard, lexList, limit);
       }
 
       const lists: number[][] = [];
@@ -1089,7 +1071,6 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.cache.shards.clear();
     this.cache.where.clear();
     this.bagMemo.clear();
-    this.dfMemo.clear();
   }
 }
 

@@ -1,0 +1,85 @@
+import { LexicalEmbedder } from '@ctxmesh/embedder';
+import type { orchestrator } from '@ctxmesh/proto';
+import { EmbeddedVectorIndex, openEmbeddedDb, type EmbeddedDb } from '@ctxmesh/stores';
+import { NotCapturedError, RequestCapture } from './capture';
+import { buildQueries, docAt } from './corpus';
+import { inProcessKernel, type InProcessKernel } from './inproc';
+import { bulkLoad } from './load';
+import { BENCH_VISIBILITY, measureStoreLegs } from './latency';
+
+// The bench's request path without any network: the gateway's own validation and mapping
+// (captured through Fastify inject), then the orchestrator pipelines over direct-call ports,
+// over an in-memory index loaded through the indexer's apply path.
+describe('RequestCapture + inProcessKernel', () => {
+  const env = { CTXMESH_DATA_DIR: '/nonexistent-bench-test', GATEWAY_PORT: '0' };
+  let db: EmbeddedDb;
+  let index: EmbeddedVectorIndex;
+  let kernel: InProcessKernel;
+  let capture: RequestCapture;
+  const embedder = new LexicalEmbedder({ dimension: 256 });
+
+  beforeAll(async () => {
+    db = openEmbeddedDb(':memory:');
+    index = new EmbeddedVectorIndex(db, { dimension: 256 });
+    const loaded = await bulkLoad(index, embedder, null, 0, 200);
+    expect(loaded.docs).toBe(200);
+    // Long resources add passage points, so there are more points than documents.
+    expect(loaded.points).toBeGreaterThan(200);
+    kernel = inProcessKernel({ index, embedder, outliner: null, env });
+    capture = new RequestCapture(env);
+  });
+
+  afterAll(async () => {
+    kernel.close();
+    await capture.close();
+    await index.close();
+    db.close();
+  });
+
+  it('captures the orchestrator request the gateway builds for a context body', async () => {
+    const call = await capture.capture('/api/v1/search/search', { query: 'deployment canary', mode: 'context', max_tokens: 300 });
+    expect(call.method).toBe('assembleContext');
+    const req = call.request as orchestrator.AssembleContextRequest;
+    expect(req.query).toBe('deployment canary');
+    expect(req.maxTokens).toBe(300);
+    expect(req.identity).toMatchObject({ accountId: 'default', userId: 'default' });
+  });
+
+  it('refuses to capture what the gateway rejects', async () => {
+    await expect(capture.capture('/api/v1/search/search', { query: 'x', mode: 'list', max_tokens: 300 })).rejects.toBeInstanceOf(NotCapturedError);
+    await expect(capture.capture('/api/v1/no-such-route', {})).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('finds a known document in process from the captured /find request', async () => {
+    const q = buildQueries(30, { pool: 200 }).find((x) => x.lang === 'en' && x.targetKind === 'memory')!;
+    expect(q).toBeDefined();
+    const call = await capture.capture('/api/v1/search/find', { query: q.text, limit: 10 });
+    const res = await kernel.search(call.request as orchestrator.SearchRequest);
+    const uris = [...res.memories, ...res.resources, ...res.skills].map((h) => h.uri);
+    expect(uris).toContain(q.target);
+  });
+
+  it('assembles context in process within the budget, timing every mandatory stage', async () => {
+    const d = docAt(buildQueries(5, { pool: 200 })[0]!.targetIndex);
+    const call = await capture.capture('/api/v1/search/search', { query: d.keywords.join(' '), mode: 'context', max_tokens: 256 });
+    const out = await kernel.assembleContext(call.request as orchestrator.AssembleContextRequest);
+    expect(out.entries.length).toBeGreaterThan(0);
+    expect(out.stats.used_tokens as number).toBeLessThanOrEqual(256);
+    expect(out.stages.map((s) => s.stage)).toEqual(expect.arrayContaining(['gather', 'tier_read', 'budget_render']));
+  });
+
+  it('runs retrieve in process from the captured request', async () => {
+    const call = await capture.capture('/api/v1/retrieve', { query: 'deployment rollout canary' });
+    expect(call.method).toBe('retrieve');
+    const res = await kernel.retrieve(call.request as orchestrator.RetrieveRequest);
+    expect(Array.isArray(res.passages)).toBe(true);
+    expect(res.passages.length + res.memories.length).toBeGreaterThan(0);
+  });
+
+  it('times the store legs for every query', async () => {
+    const legs = await measureStoreLegs(index, embedder, buildQueries(5, { pool: 200 }));
+    for (const s of [legs.hybrid, legs.denseOnly, legs.lexicalOnly, legs.lexicalThenDense]) expect(s.n).toBe(5);
+    const [hits] = await index.search([{ visibility: BENCH_VISIBILITY, vector: null, text: 'deployment', targets: [], filter: null, limit: 5 }]);
+    expect(hits!.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,122 @@
+import { evaluateTargets, fmt, markdownTable, medianOf, targetRows, textTable, type BenchReport } from './report';
+import { summarize } from './stats';
+import type { ThroughputRun } from './throughput';
+
+function report(over: Partial<BenchReport> = {}): BenchReport {
+  return {
+    meta: { mode: 'quick', startedAt: '2026-01-01T00:00:00Z', node: 'v20', cpus: 2, loadAvgStart: [1, 1, 1], gitCommit: 'abc', sizes: [10_000], queries: 10, argv: [] },
+    corpus: { seed: 1 },
+    sizes: {},
+    notes: [],
+    failures: {},
+    ...over,
+  };
+}
+
+function latencyAt(gatewayMs: number[], inProcessMs: number[]) {
+  const g = summarize(gatewayMs);
+  const p = summarize(inProcessMs);
+  return {
+    endpoints: { context: { gateway: g, inProcess: p, ratioP50: g.p50 / p.p50, ratioP95: g.p95 / p.p95, errors: { gateway: 0, inProcess: 0 }, knownItemHit: 1 } },
+    stages: { gateway: {}, inProcess: {} },
+  };
+}
+
+function run(connections: number, rps: number, errors = 0): ThroughputRun {
+  return { connections, seconds: 10, requests: rps * 10, rps, errors, timeouts: 0, non2xx: 0, latencyMs: { p50: 1, p99: 2, mean: 1 }, cpu: {} };
+}
+
+describe('evaluateTargets', () => {
+  it('marks each target met, not met, or not measured from the figures', () => {
+    const r = report({
+      sizes: {
+        '10000': { nodes: 10_000, points: 12_000, load: { docs: 10_000, ms: 1, docsPerSecond: 1, optimizeMs: null }, latency: latencyAt([8, 9, 10], [6, 7, 8]) },
+      },
+      throughput: { nodes: 10_000, inProcessMesh: [run(1, 100), run(16, 450)], separateProcesses: [run(16, 300, 2)] },
+      startup: { runs: [], healthyMsMedian: 4200, idleRssMiBMedian: 260 },
+    });
+    const t = Object.fromEntries(evaluateTargets(r).map((x) => [x.id, x]));
+    expect(t['context-p50-10k']).toMatchObject({ measured: 9, met: true });
+    expect(t['context-p50-100k']).toMatchObject({ measured: null, met: null });
+    expect(t['mesh-ratio-10000']!.measured).toBeCloseTo(9 / 7, 10);
+    expect(t['mesh-ratio-10000']!.met).toBe(true);
+    expect(t['rps-c16']).toMatchObject({ measured: 450, met: false });
+    expect(t['throughput-errors']).toMatchObject({ measured: 2, met: false });
+    expect(t['start-healthy']).toMatchObject({ measured: 4.2, met: true });
+    expect(t['start-rss']).toMatchObject({ measured: 260, met: false });
+    expect(t['used-le-max']).toMatchObject({ measured: null, met: null });
+    expect(t['madial-r5-zh']).toMatchObject({ met: null });
+  });
+
+  it('judges the budget figures with their limits and reports the estimator error without a verdict', () => {
+    const err = { samples: 3, meanSigned: 0.1, medianAbs: 0.2, p95Abs: 0.3, maxAbs: 0.4, underestimateShare: 0 };
+    const r = report({
+      budget: {
+        nodes: 10_000,
+        budgets: [64],
+        requests: 1,
+        errors: 0,
+        maxUsedRatio: { estimate: 0.99, o200k_base: 1.01 },
+        violations: { estimate: 0, o200k_base: 1 },
+        maxExactRenderedRatio: 0.97,
+        exactRenderedViolations: 0,
+        estimateExactOverruns: 0,
+        latency: { estimate: summarize([10]), o200k_base: summarize([13]), ratioP50: 1.3 },
+        entryError: { en: err, zh: { ...err, medianAbs: 0.5 } },
+        renderedError: { en: err, zh: err },
+      },
+    });
+    const t = Object.fromEntries(evaluateTargets(r).map((x) => [x.id, x]));
+    expect(t['used-le-max']).toMatchObject({ measured: 1.01, met: false });
+    expect(t['exact-budget']).toMatchObject({ measured: 0.97, met: true });
+    expect(t['exact-latency']).toMatchObject({ measured: 1.3, met: false });
+    expect(t['estimator-error-zh']).toMatchObject({ measured: 0.5, met: null });
+  });
+
+  it('compares MADial recall@5 per language with its own threshold', () => {
+    const scores = (recall5: number) => ({ cases: 160, recall5, recall10: 0.7, ndcg5: 0.5 });
+    const r = report({
+      madial: {
+        protocol: '',
+        ctxmesh: { user: { en: scores(0.56), zh: scores(0.58) }, all: {} },
+        baselines: [],
+        writes: { docs: 0, errors: 0 },
+        searchErrors: 0,
+        searchMs: summarize([1]),
+      },
+    });
+    const t = Object.fromEntries(evaluateTargets(r).map((x) => [x.id, x]));
+    expect(t['madial-r5-en']!.met).toBe(true);
+    expect(t['madial-r5-zh']!.met).toBe(false);
+    expect(targetRows(r).find((row) => row[0]!.startsWith('MADial') && row[0]!.includes('Chinese'))![2]).toBe('NOT met');
+  });
+});
+
+describe('tables', () => {
+  it('aligns plain-text columns under a rule', () => {
+    const out = textTable([
+      ['a', 'bb'],
+      ['ccc', 'd'],
+    ]).split('\n');
+    expect(out).toEqual(['a    bb', '---  --', 'ccc  d']);
+  });
+
+  it('writes markdown with escaped pipes', () => {
+    expect(markdownTable([['x', 'y'], ['1|2', '3']])).toBe('| x | y |\n|---|---|\n| 1\\|2 | 3 |');
+  });
+
+  it('formats numbers by magnitude and missing values as a dash', () => {
+    expect(fmt(1234.5)).toBe('1,235');
+    expect(fmt(123.4)).toBe('123');
+    expect(fmt(12.34)).toBe('12.3');
+    expect(fmt(1.234)).toBe('1.23');
+    expect(fmt(null)).toBe('–');
+    expect(fmt(Number.NaN)).toBe('–');
+  });
+
+  it('takes the median of the runs that produced a value', () => {
+    expect(medianOf([3, null, 1, 2])).toBe(2);
+    expect(medianOf([4, 1])).toBe(2.5);
+    expect(medianOf([null])).toBeNull();
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * The report: its JSON shape, the targets every figure is compared with (met, not met, or
+ * not measured — a target that is not met is a finding, never a reason to change the
+ * measurement), and the short tables printed to the terminal and pasted into the README.
+ */
+import type { BudgetHonesty } from './budget';
+import type { IngestResult } from './ingest';
+import type { HopCosts, LatencyResult, StoreLegs } from './latency';
+import type { MadialReport } from './madial';
+import type { StartupRun } from './startup';
+import type { Summary } from './stats';
+import type { ThroughputRun } from './throughput';
+
+/** One corpus size's results. */
+export interface SizeResult {
+  /** Documents written. */
+  nodes: number;
+  /** Index points (documents + passages + sidecars). */
+  points: number;
+  /** Bulk load through the indexer's apply path (in process), for this increment. */
+  load: { docs: number; ms: number; docsPerSecond: number; optimizeMs: number | null };
+  latency?: LatencyResult;
+  storeLegs?: StoreLegs;
+  /** One HTTP and one gRPC round trip with no work behind them. */
+  hops?: HopCosts;
+  /** Section failures at this size. */
+  errors?: string[];
+}
+
+/** The whole report (`bench/results/latest.json`). */
+export interface BenchReport {
+  meta: {
+    mode: 'quick' | 'full';
+    startedAt: string;
+    finishedAt?: string;
+    durationS?: number;
+    node: string;
+    cpus: number;
+    /** 1/5/15-minute load averages at the start and the end of the run. */
+    loadAvgStart: number[];
+    loadAvgEnd?: number[];
+    gitCommit: string | null;
+    sizes: number[];
+    queries: number;
+    argv: string[];
+  };
+  corpus: { seed: number; kindsInFirst10k?: Record<string, number> };
+  sizes: Record<string, SizeResult>;
+  throughput?: {
+    /** The corpus size the load ran against. */
+    nodes: number;
+    /** Every service in one process (`npm start`), load generator in a child. */
+    inProcessMesh?: ThroughputRun[];
+    /** `ctxmesh serve <service>` per service, NATS bus, shared SQLite file. */
+    separateProcesses?: ThroughputRun[];
+    errors?: string[];
+  };
+  ingest?: { embedded?: IngestResult; nats?: IngestResult; errors?: string[] };
+  budget?: BudgetHonesty & { nodes: number };
+  madial?: MadialReport;
+  startup?: { runs: StartupRun[]; healthyMsMedian: number | null; idleRssMiBMedian: number | null };
+  /** Notes: what would reach a missed latency target, sections not run, failures. */
+  notes: string[];
+  targets?: TargetRow[];
+  /** Sections that failed, with the error. */
+  failures: Record<string, string>;
+}
+
+/** One target and how the run compares with it. */
+export interface TargetRow {
+  /** Stable id. */
+  id: string;
+  /** The target in words. */
+  target: string;
+  /** The measured figure (null when not measured). */
+  measured: number | null;
+  /** Unit of `measured`. */
+  unit: string;
+  /** true = met, false = not met, null = not measured or report-only. */
+  met: boolean | null;
+  /** How it was measured. */
+  detail: string;
+}
+
+function med(values: Array<number | null>): number | null {
+  const v = values.filter((x): x is number => x !== null && Number.isFinite(x)).sort((a, b) => a - b);
+  if (v.length === 0) return null;
+  const m = Math.floor(v.length / 2);
+  return v.length % 2 ? v[m]! : (v[m - 1]! + v[m]!) / 2;
+}
+
+/** Median of several runs' values (null when none). */
+export function medianOf(values: Array<number | null>): number | null {
+  return med(values);
+}
+
+function atMost(id: string, target: string, measured: number | null | undefined, limit: number, unit: string, detail: string): TargetRow {
+  const m = measured === undefined || measured === null || !Number.isFinite(measured) ? null : measured;
+  return { id, target, measured: m, unit, met: m === null ? null : m <= limit, detail };
+}
+
+function atLeast(id: string, target: string, measured: number | null | undefined, limit: number, unit: string, detail: string): TargetRow {
+  const m = measured === undefined || measured === null || !Number.isFinite(measured) ? null : measured;
+  return { id, target, measured: m, unit, met: m === null ? null : m >= limit, detail };
+}
+
+/** Compare the report with the project's targets. */
+export function evaluateTargets(r: BenchReport): TargetRow[] {
+  const rows: TargetRow[] = [];
+  const ctxAt = (n: number) => r.sizes[String(n)]?.latency?.endpoints.context;
+  rows.push(atMost('context-p50-10k', 'context mode via gateway p50 ≤ 10 ms at 10,000 nodes', ctxAt(10_000)?.gateway?.p50, 10, 'ms', 'sequential requests over the query set, keep-alive HTTP'));
+  rows.push(atMost('context-p50-100k', 'context mode via gateway p50 ≤ 25 ms at 100,000 nodes', ctxAt(100_000)?.gateway?.p50, 25, 'ms', 'sequential requests over the query set, keep-alive HTTP'));
+  for (const n of Object.keys(r.sizes).map(Number).sort((a, b) => a - b)) {
+    rows.push(atMost(`mesh-ratio-${n}`, `mesh ≤ 1.3× the kernel in process (context p50, ${n.toLocaleString('en-US')} nodes)`, ctxAt(n)?.ratioP50, 1.3, '×', 'same orchestrator requests, interleaved, same store instance'));
+  }
+  const c16 = r.throughput?.inProcessMesh?.find((t) => t.connections === 16);
+  rows.push(atLeast('rps-c16', '≥ 500 requests/s of context mode at concurrency 16', c16?.rps, 500, 'req/s', `autocannon, npm-start topology, ${r.throughput?.nodes ?? '?'} nodes`));
+  const runs = [...(r.throughput?.inProcessMesh ?? []), ...(r.throughput?.separateProcesses ?? [])];
+  const errs = runs.length ? runs.reduce((s, t) => s + t.errors + t.timeouts + t.non2xx, 0) : null;
+  rows.push(atMost('throughput-errors', 'throughput runs: 0 errors (errors + timeouts + non-2xx)', errs, 0, 'errors', 'every throughput run, both topologies'));
+  rows.push(atMost('start-healthy', '`npm start` healthy in ≤ 5 s', r.startup ? (r.startup.healthyMsMedian === null ? null : r.startup.healthyMsMedian / 1000) : null, 5, 's', 'spawn → first 200 from /health, fresh data dir, median of runs'));
+  rows.push(atMost('start-rss', '`npm start` ≤ 250 MB resident when idle', r.startup?.idleRssMiBMedian, 250, 'MiB', 'VmRSS after 5 s idle'));
+  const b = r.budget;
+  const usedMax = b ? Math.max(b.maxUsedRatio.estimate ?? -Infinity, b.maxUsedRatio.o200k_base ?? -Infinity) : null;
+  rows.push(atMost('used-le-max', 'used_tokens ≤ max_tokens always', usedMax === -Infinity ? null : usedMax, 1, '× max', `largest used/max over ${b?.requests ?? 0} requests per tokenizer, budgets 64…8000`));
+  rows.push(atMost('exact-budget', 'with tokenizer o200k_base the block fits max_tokens in exact tokens', b?.maxExactRenderedRatio, 1, '× max', 'largest exact o200k count of `rendered` / max_tokens'));
+  rows.push(atMost('exact-latency', 'o200k_base at ≤ 1.2× the latency of the estimate', b?.latency.ratioP50, 1.2, '×', 'p50 ratio, same requests side by side'));
+  rows.push({ id: 'estimator-error-en', target: 'report the estimator error vs exact o200k (English)', measured: b ? b.entryError.en.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.en.meanSigned)}, p95 |err| ${fmt(b.entryError.en.p95Abs)}, undercounts ${fmt(b.entryError.en.underestimateShare)} of ${b.entryError.en.samples} entries` : 'not measured' });
+  rows.push({ id: 'estimator-error-zh', target: 'report the estimator error vs exact o200k (Chinese)', measured: b ? b.entryError.zh.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.zh.meanSigned)}, p95 |err| ${fmt(b.entryError.zh.p95Abs)}, undercounts ${fmt(b.entryError.zh.underestimateShare)} of ${b.entryError.zh.samples} entries` : 'not measured' });
+  rows.push(atLeast('madial-r5-zh', 'MADial-Bench recall@5 ≥ 0.59 (Chinese, built-in lexical embedder)', r.madial?.ctxmesh.user.zh?.recall5, 0.59, '', 'per-user pool (the baselines\' protocol), through /find'));
+  rows.push(atLeast('madial-r5-en', 'MADial-Bench recall@5 ≥ 0.55 (English, built-in lexical embedder)', r.madial?.ctxmesh.user.en?.recall5, 0.55, '', 'per-user pool (the baselines\' protocol), through /find'));
+  return rows;
+}
+
+/** Number formatting for tables: 3 significant figures-ish, `–` for missing. */
+export function fmt(v: number | null | undefined, digits = 2): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  const a = Math.abs(v);
+  if (a >= 1000) return Math.round(v).toLocaleString('en-US');
+  if (a >= 100) return v.toFixed(0);
+  if (a >= 10) return v.toFixed(1);
+  return v.toFixed(digits);
+}
+
+/** Align rows of cells into a plain-text table (first row is the header). */
+export function textTable(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, [...c].length)));
+  const line = (r: string[]) => r.map((c, i) => c + ' '.repeat(widths[i]! - [...c].length)).join('  ').trimEnd();
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}
+
+/** The same rows as a GitHub-flavoured markdown table. */
+export function markdownTable(rows: string[][]): string {
+  const esc = (c: string) => c.replace(/\|/g, '\\|');
+  return [
+    `| ${rows[0]!.map(esc).join(' | ')} |`,
+    `|${rows[0]!.map(() => '---').join('|')}|`,
+    ...rows.slice(1).map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n');
+}
+
+function pct(s: Summary | null | undefined): string {
+  return s ? `${fmt(s.p50)} / ${fmt(s.p95)} / ${fmt(s.p99)}` : '–';
+}
+
+/** Rows of the latency table: one per endpoint and side, one column per size. */
+export function latencyRows(r: BenchReport): string[][] {
+  const sizes = Object.keys(r.sizes).map(Number).sort((a, b) => a - b);
+  const rows: string[][] = [['latency ms p50 / p95 / p99', ...sizes.map((n) => `${n.toLocaleString('en-US')} nodes`)]];
+  for (const ep of ['context', 'list', 'find', 'retrieve']) {
+    rows.push([`${ep} via gateway`, ...sizes.map((n) => pct(r.sizes[String(n)]?.latency?.endpoints[ep]?.gateway))]);
+    rows.push([`${ep} in process`, ...sizes.map((n) => pct(r.sizes[String(n)]?.latency?.endpoints[ep]?.inProcess))]);
+    rows.push([`${ep} mesh/in-process (p50)`, ...sizes.map((n) => `${fmt(r.sizes[String(n)]?.latency?.endpoints[ep]?.ratioP50)}×`)]);
+  }
+  rows.push(['store: hybrid search', ...sizes.map((n) => pct(r.sizes[String(n)]?.storeLegs?.hybrid))]);
+  rows.push(['store: dense leg only (exact)', ...sizes.map((n) => pct(r.sizes[String(n)]?.storeLegs?.denseOnly))]);
+  rows.push(['store: lexical leg only', ...sizes.map((n) => pct(r.sizes[String(n)]?.storeLegs?.lexicalOnly))]);
+  rows.push(['store: lexical top-200 + vectors', ...sizes.map((n) => pct(r.sizes[String(n)]?.storeLegs?.lexicalThenDense))]);
+  rows.push(['one HTTP round trip (GET /health)', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.http))]);
+  rows.push(['one gRPC round trip (CountTokens)', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.grpc))]);
+  rows.push(['same handler called directly', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.direct))]);
+  rows.push(['bulk load docs/s (in process)', ...sizes.map((n) => fmt(r.sizes[String(n)]?.load.docsPerSecond))]);
+  return rows;
+}
+
+/** Rows of the targets table. */
+export function targetRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['target', 'measured', 'met']];
+  for (const t of r.targets ?? evaluateTargets(r)) {
+    rows.push([t.target, t.measured === null ? '–' : `${fmt(t.measured, 3)} ${t.unit}`.trim(), t.met === null ? (t.measured === null ? 'not measured' : 'reported') : t.met ? 'met' : 'NOT met']);
+  }
+  return rows;
+}
+
+/** Rows of the throughput table. */
+export function throughputRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['throughput (context mode)', 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'CPU share']];
+  const add = (label: string, runs: ThroughputRun[] | undefined) => {
+    for (const t of runs ?? []) {
+      const shares = Object.entries(t.cpu)
+        .sort((a, b) => b[1].share - a[1].share)
+        .map(([k, v]) => `${k} ${Math.round(v.share * 100)}%`)
+        .join(', ');
+      rows.push([label, String(t.connections), fmt(t.rps), fmt(t.latencyMs.p50), fmt(t.latencyMs.p99), String(t.errors + t.timeouts + t.non2xx), shares]);
+    }
+  };
+  add('one process (npm start)', r.throughput?.inProcessMesh);
+  add('separate processes', r.throughput?.separateProcesses);
+  return rows;
+}
+
+/** Rows of the MADial table. */
+export function madialRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['MADial-Bench', 'lang', 'recall@5', 'recall@10', 'nDCG@5']];
+  const m = r.madial;
+  if (!m) return rows;
+  for (const pool of ['user', 'all'] as const) {
+    for (const lang of ['en', 'zh'] as const) {
+      const s = m.ctxmesh[pool][lang];
+      if (s) rows.push([`ctxmesh (built-in lexical embedder), pool ${pool}`, lang, fmt(s.recall5, 3), fmt(s.recall10, 3), fmt(s.ndcg5, 3)]);
+    }
+  }
+  for (const b of m.baselines) rows.push([`${b.name} (published top-20, pool user)`, b.lang, fmt(b.scores.recall5, 3), fmt(b.scores.recall10, 3), fmt(b.scores.ndcg5, 3)]);
+  return rows;
+}
+
+/** Every table as plain text, for the terminal. */
+export function textSummary(r: BenchReport): string {
+  const parts = [
+    `ctxmesh bench (${r.meta.mode}) ${r.meta.startedAt}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} → ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')}, ${fmt(r.meta.durationS)} s`,
+    textTable(latencyRows(r)),
+    textTable(throughputRows(r)),
+    textTable(madialRows(r)),
+    textTable(targetRows(r)),
+  ];
+  if (r.notes.length) parts.push(r.notes.map((n) => `note: ${n}`).join('\n'));
+  const failed = Object.entries(r.failures);
+  if (failed.length) parts.push(failed.map(([k, v]) => `FAILED ${k}: ${v}`).join('\n'));
+  return parts.join('\n\n');
+}
+
+/** Every table as markdown, for the README. */
+export function markdownSummary(r: BenchReport): string {
+  return [
+    `Run: \`${r.meta.mode}\`, ${r.meta.startedAt}, Node ${r.meta.node}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} at the start, ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')} at the end, ${fmt(r.meta.durationS)} s, commit \`${r.meta.gitCommit ?? '?'}\`.`,
+    markdownTable(targetRows(r)),
+    markdownTable(latencyRows(r)),
+    markdownTable(throughputRows(r)),
+    markdownTable(madialRows(r)),
+    ...(r.notes.length ? [r.notes.map((n) => `- ${n}`).join('\n')] : []),
+  ].join('\n\n');
+}

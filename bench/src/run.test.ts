@@ -1,0 +1,106 @@
+import type { BenchQuery } from './corpus';
+import type { BenchReport } from './report';
+import { addNotes, balancedQueries, parseArgs, SECTIONS, throughputSize, UsageError } from './run';
+import { summarize } from './stats';
+
+describe('parseArgs', () => {
+  it('defaults to the full run: 1k, 10k and 100k nodes, every section', () => {
+    const o = parseArgs([]);
+    expect(o.quick).toBe(false);
+    expect(o.sizes).toEqual([1_000, 10_000, 100_000]);
+    expect([...o.sections]).toEqual([...SECTIONS]);
+    expect(o.out.endsWith('bench/results/latest.json')).toBe(true);
+    expect(o.markdownFrom).toBeNull();
+  });
+
+  it('shrinks sizes and durations with --quick', () => {
+    const full = parseArgs([]);
+    const q = parseArgs(['--quick']);
+    expect(q.sizes).toEqual([1_000, 10_000]);
+    expect(q.queries).toBeLessThan(full.queries);
+    expect(q.throughputSeconds).toBeLessThan(full.throughputSeconds);
+    expect(q.ingestDocs).toBeLessThan(full.ingestDocs);
+  });
+
+  it('reads --flag value and --flag=value, sorts sizes, and filters sections', () => {
+    const o = parseArgs(['--sizes=10000,1000', '--queries', '7', '--only', 'latency,budget', '--skip=budget']);
+    expect(o.sizes).toEqual([1_000, 10_000]);
+    expect(o.queries).toBe(7);
+    expect([...o.sections]).toEqual(['latency']);
+  });
+
+  it('takes NATS and the dataset from the environment unless told otherwise', () => {
+    expect(parseArgs([], { NATS_URL: 'nats://x:1', MADIAL_DIR: '/d' })).toMatchObject({ natsUrl: 'nats://x:1', madialDir: '/d' });
+    expect(parseArgs(['--no-nats'], { NATS_URL: 'nats://x:1' }).natsUrl).toBeNull();
+  });
+
+  it('rejects unknown flags, bad numbers and unknown sections', () => {
+    expect(() => parseArgs(['--fast'])).toThrow(UsageError);
+    expect(() => parseArgs(['--sizes', '10,abc'])).toThrow(UsageError);
+    expect(() => parseArgs(['--queries', '0'])).toThrow(UsageError);
+    expect(() => parseArgs(['--only', 'latency,speed'])).toThrow(/speed/);
+    expect(() => parseArgs(['quick'])).toThrow(UsageError);
+  });
+
+  it('prints the markdown of an existing report with --markdown or --from', () => {
+    expect(parseArgs(['--markdown', '--out', '/tmp/r.json']).markdownFrom).toBe(parseArgs(['--out', '/tmp/r.json']).out);
+    expect(parseArgs(['--from', '/tmp/x.json']).markdownFrom).toBe('/tmp/x.json');
+  });
+});
+
+describe('throughputSize', () => {
+  it('takes the largest size not above the wanted one, else the smallest', () => {
+    expect(throughputSize([1_000, 10_000, 100_000], 10_000)).toBe(10_000);
+    expect(throughputSize([1_000, 5_000], 10_000)).toBe(5_000);
+    expect(throughputSize([20_000, 50_000], 10_000)).toBe(20_000);
+  });
+});
+
+describe('balancedQueries', () => {
+  const q = (id: number, lang: 'en' | 'zh'): BenchQuery => ({ id, text: `q${id}`, lang, target: 't', targetKind: 'memory', targetIndex: id });
+
+  it('alternates languages while both last, then fills with the other', () => {
+    const qs = [q(0, 'en'), q(1, 'en'), q(2, 'en'), q(3, 'zh')];
+    expect(balancedQueries(qs, 4).map((x) => x.id)).toEqual([0, 3, 1, 2]);
+    expect(balancedQueries(qs, 2).map((x) => x.lang)).toEqual(['en', 'zh']);
+  });
+});
+
+describe('addNotes', () => {
+  const base = (): BenchReport => ({
+    meta: { mode: 'full', startedAt: '', node: '', cpus: 2, loadAvgStart: [0, 0, 0], gitCommit: null, sizes: [10_000], queries: 1, argv: [] },
+    corpus: { seed: 1 },
+    sizes: {},
+    notes: [],
+    failures: {},
+  });
+
+  it('explains a missed latency target from the measured components', () => {
+    const r = base();
+    const g = summarize([40]);
+    const p = summarize([10]);
+    r.sizes['10000'] = {
+      nodes: 10_000,
+      points: 1,
+      load: { docs: 1, ms: 1, docsPerSecond: 1, optimizeMs: null },
+      latency: {
+        endpoints: { context: { gateway: g, inProcess: p, ratioP50: 4, ratioP95: 4, errors: { gateway: 0, inProcess: 0 }, knownItemHit: 1 } },
+        stages: { gateway: {}, inProcess: { gather: 8, tier_read: 1, budget_render: 0.5 } },
+      },
+      storeLegs: { hybrid: summarize([6]), denseOnly: summarize([1]), lexicalOnly: summarize([5]), lexicalThenDense: summarize([9]) },
+      hops: { http: summarize([0.3]), grpc: summarize([2]), direct: summarize([0.01]) },
+    };
+    r.targets = [{ id: 'context-p50-10k', target: '', measured: 40, unit: 'ms', met: false, detail: '' }];
+    addNotes(r);
+    const note = r.notes.find((n) => n.startsWith('context-p50-10k'))!;
+    expect(note).toContain('30.0 ms of transport');
+    expect(note).toContain('Transport dominates');
+  });
+
+  it('flags throughput runs that completed no request', () => {
+    const r = base();
+    r.throughput = { nodes: 1, inProcessMesh: [{ connections: 64, seconds: 4, requests: 0, rps: 0, errors: 0, timeouts: 0, non2xx: 0, latencyMs: { p50: 0, p99: 0, mean: 0 }, cpu: {} }] };
+    addNotes(r);
+    expect(r.notes.some((n) => n.includes('concurrency 64') && n.includes('no request completed'))).toBe(true);
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * Throughput (issue 8, item 3): requests/s of context mode at a given concurrency, generated
+ * by autocannon in a child process, with the error count and the CPU each measured process
+ * used while the load ran.
+ */
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { START_LINE, type LoadOutcome, type LoadSpec } from './loadgen';
+import { sampleCpu, type CpuShare } from './procs';
+
+/** One load run. */
+export interface ThroughputRun extends LoadOutcome {
+  /**
+   * CPU per process while the load ran (from the child's start line to its result; the load
+   * generator included, as `loadgen`, without its Node start-up).
+   */
+  cpu: Record<string, CpuShare>;
+}
+
+/** Thrown when the load generator fails. */
+export class LoadGeneratorError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LoadGeneratorError';
+  }
+}
+
+/**
+ * Run autocannon (child process) against `spec` while sampling the CPU of `pids`.
+ * @throws LoadGeneratorError when the child exits without a result
+ */
+export function runLoad(spec: LoadSpec, pids: Readonly<Record<string, number>>): Promise<ThroughputRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(__dirname, 'loadgen.js'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let sample: ReturnType<typeof sampleCpu> | null = null;
+    let out = '';
+    let err = '';
+    let cpu: Record<string, CpuShare> | null = null;
+    const lines = () => out.split('\n').filter((l) => l.trim() !== '');
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString('utf8');
+      const ls = lines();
+      // Sample from the start line to the result line: the child's start-up and exit are not load.
+      if (!sample && ls.includes(START_LINE)) sample = sampleCpu({ ...pids, loadgen: child.pid ?? -1 });
+      const done = ls.some((l) => l !== START_LINE) && out.endsWith('\n');
+      if (sample && !cpu && done) cpu = sample.stop();
+    });
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('error', (e) => reject(new LoadGeneratorError(`load generator did not start: ${e.message}`)));
+    child.on('exit', (code) => {
+      const line = lines().find((l) => l !== START_LINE && l.trim().startsWith('{'));
+      if (code !== 0 || !line) {
+        reject(new LoadGeneratorError(`load generator exited ${code}: ${err.slice(-500)}`));
+        return;
+      }
+      resolve({ ...(JSON.parse(line) as LoadOutcome), cpu: cpu ?? {} });
+    });
+  });
+}

@@ -4,7 +4,11 @@
 // Build first:   npx tsc -b libs/stores
 // Run:           node libs/stores/scripts/madial-eval.mjs [--data /work/shared/data/madial-bench]
 //                     [--dim 256] [--tuning '{"rrfK":60}'] [--weights '{"charGram":0.2}'] [--legs hybrid|dense|lexical]
-//                     [--pool user|all] [--lang en,zh] [--json]
+//                     [--pool user|all] [--lang en,zh] [--json] [--cases out.jsonl]
+//
+// --cases writes one line per test case (language, index, recall@5, recall@10, nDCG@5), so two
+// runs can be compared case by case (a paired difference; 160 cases put the standard error of
+// a recall@5 difference near 0.015).
 //
 // Protocol — the one the published baselines (`baselines/*top_20*.json`) were computed with, so
 // the numbers are comparable (upstream `embedding_top_20_new.py`; checked against the baseline
@@ -23,7 +27,7 @@
 //   gains and the ideal ranking of min(|relevant|, 5) hits (upstream normalises by the hits it
 //   retrieved instead, which rewards a ranking that finds fewer; we do not); averaged over the
 //   160 test cases. No gold ids, names or per-dataset rules reach the search.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -89,6 +93,7 @@ async function evalLang(lang) {
   // What the indexer does when an ingest drains (merges FTS5 segments; no effect on results).
   await index.optimize();
   const sums = { r5: 0, r10: 0, ndcg5: 0 };
+  const cases = [];
   const times = [];
   for (const d of dialogues) {
     const before = d.dialogue.slice(0, d['test-turn'][0]).filter((t) => !/^\s*<(BOD|EOD)>\s*$/.test(t));
@@ -102,8 +107,10 @@ async function evalLang(lang) {
     const got = hits.map((h) => Number(/madial-(\d+)\.md$/.exec(h.node.uri)[1]));
     const rel = new Set(d['relevant-id']);
     const hit = got.map((id) => rel.has(id));
-    sums.r5 += hit.slice(0, 5).filter(Boolean).length / rel.size;
-    sums.r10 += hit.slice(0, 10).filter(Boolean).length / rel.size;
+    const r5 = hit.slice(0, 5).filter(Boolean).length / rel.size;
+    const r10 = hit.slice(0, 10).filter(Boolean).length / rel.size;
+    sums.r5 += r5;
+    sums.r10 += r10;
     let dcg = 0;
     let idcg = 0;
     for (let i = 0; i < 5; i++) {
@@ -111,16 +118,19 @@ async function evalLang(lang) {
       if (i < rel.size) idcg += 1 / Math.log2(i + 2);
     }
     sums.ndcg5 += dcg / idcg;
+    cases.push({ lang, case: cases.length, r5, r10, ndcg5: dcg / idcg });
   }
   await index.close();
   db.close();
   times.sort((a, b) => a - b);
   const n = dialogues.length;
-  return { lang, n, r5: sums.r5 / n, r10: sums.r10 / n, ndcg5: sums.ndcg5 / n, p50ms: times[n >> 1] };
+  return { lang, n, r5: sums.r5 / n, r10: sums.r10 / n, ndcg5: sums.ndcg5 / n, p50ms: times[n >> 1], cases };
 }
 
+const allCases = [];
 for (const lang of langs) {
-  const r = await evalLang(lang);
+  const { cases, ...r } = await evalLang(lang);
+  allCases.push(...cases);
   if (args.json !== undefined) console.log(JSON.stringify(r));
   else {
     console.log(
@@ -128,3 +138,4 @@ for (const lang of langs) {
     );
   }
 }
+if (args.cases) writeFileSync(args.cases, allCases.map((c) => JSON.stringify(c)).join('\n') + '\n');

@@ -1,4 +1,35 @@
-import { hash32, isCjkChar, lexicalTerms, normalizeText, segmentText, sparseVector, stemWord } from './tokenize';
+import fc from 'fast-check';
+import { type Segment, hash32, isCjkChar, lexicalTerms, normalizeText, segmentText, sparseVector, stemWord } from './tokenize';
+
+/**
+ * The segmentation rules of `segmentText` spelled out with one Unicode class test per
+ * character (no fast paths): the oracle its optimised loop must agree with.
+ */
+function referenceSegments(text: string): Segment[] {
+  const out: Segment[] = [];
+  let word = '';
+  let cjk = '';
+  const flush = (): void => {
+    if (word !== '') out.push({ kind: 'word', text: word.toLowerCase(), capitalized: word[0] !== word[0].toLowerCase() });
+    if (cjk !== '') out.push({ kind: 'cjk', text: cjk });
+    word = '';
+    cjk = '';
+  };
+  for (const ch of text.normalize('NFKC')) {
+    if (isCjkChar(ch)) {
+      if (word !== '') flush();
+      if ('的了吗呢吧啊呀哦嗯哈啦嘛哇呗噢喔'.includes(ch)) flush();
+      else cjk += ch;
+    } else if (/[\p{L}\p{N}\p{M}]/u.test(ch)) {
+      if (cjk !== '') flush();
+      word += ch;
+    } else if (!(["'", '\u2019', '\u02bc'].includes(ch) && word !== '')) {
+      flush();
+    }
+  }
+  flush();
+  return out;
+}
 
 describe('normalizeText', () => {
   it('folds case and full-width forms with NFKC', () => {
@@ -35,6 +66,17 @@ describe('segmentText', () => {
     ]);
   });
 
+  it('agrees with the plain per-character rules on any mix of scripts, marks and punctuation', () => {
+    const pieces = ['a', 'Z', 'q', '7', ' ', ',', '.', '!', '-', '_', '"', "'", '\n', '’', 'ʼ', 'é', 'Ä', 'ß', 'Ω', 'д', 'e\u0301', 'Ａ', '１', '漢', '字', '的', '吗', 'か', 'タ', '한', '𠀀', '😀', '\u00a0', '·'];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 40 }), (parts) => {
+        const text = parts.join('');
+        expect(segmentText(text)).toEqual(referenceSegments(text));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('treats kana and Hangul as CJK', () => {
     expect(isCjkChar('か')).toBe(true);
     expect(isCjkChar('한')).toBe(true);
@@ -59,6 +101,13 @@ describe('stemWord', () => {
     ['happy', 'happi'],
   ])('stems %s to %s', (word, stem) => {
     expect(stemWord(word)).toBe(stem);
+  });
+
+  it('returns the same stem from its memo as on first use', () => {
+    const words = ['dancing', 'parties', 'hoped', 'running'];
+    const first = words.map(stemWord);
+    expect(words.map(stemWord)).toEqual(first);
+    expect(first).toEqual(['danc', 'parti', 'hope', 'run']);
   });
 
   it('leaves short words, digits and non-Latin words alone', () => {

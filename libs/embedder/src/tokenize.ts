@@ -91,6 +91,21 @@ export function segmentText(text: string): Segment[] {
   };
   // Iterating by code point keeps astral Han (extension B+) characters whole.
   for (const ch of norm) {
+    const code = ch.charCodeAt(0);
+    if (code < 0x80) {
+      // ASCII fast path (most of any Latin-script text), same classes as below: letters and
+      // digits join a word, the ASCII apostrophe is dropped inside one, anything else separates.
+      if ((code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39)) {
+        flushCjk();
+        word += ch;
+      } else if (code === 0x27 && word !== '') {
+        continue;
+      } else {
+        flushWord();
+        flushCjk();
+      }
+      continue;
+    }
     if (isCjkChar(ch)) {
       flushWord();
       if (CJK_BREAKERS.has(ch)) flushCjk();
@@ -164,13 +179,30 @@ function endsCvc(w: string): boolean {
   return c !== 'w' && c !== 'x' && c !== 'y';
 }
 
+/** Stems already computed, by word: a text's vocabulary repeats, and stemming is the bulk of tokenising English. */
+const STEMS = new Map<string, string>();
+/** Words {@link STEMS} holds before it starts over (bounds its memory at a few MB). */
+const STEM_MEMO_WORDS = 50_000;
+
 /**
  * Light English stemmer: Porter's steps 1a, 1b, 1c and 5a (plurals, -ed, -ing, final -y, final -e), which
  * conflate the inflections that matter for recall without the over-stemming of the later steps.
  * Words of non-Latin scripts, words with digits and words of ≤ 2 letters are returned unchanged.
+ * Memoised (a pure function of the word).
  * @param word a normalised (lower-case) word
  */
 export function stemWord(word: string): string {
+  let stem = STEMS.get(word);
+  if (stem === undefined) {
+    stem = porterLight(word);
+    if (STEMS.size >= STEM_MEMO_WORDS) STEMS.clear();
+    STEMS.set(word, stem);
+  }
+  return stem;
+}
+
+/** {@link stemWord} without the memo. */
+function porterLight(word: string): string {
   if (word.length <= 2 || !/^[a-z]+$/.test(word)) return word;
   let w = word;
   // Step 1a: plurals.

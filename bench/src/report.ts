@@ -124,6 +124,14 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
   const usedMax = b ? Math.max(b.maxUsedRatio.estimate ?? -Infinity, b.maxUsedRatio.o200k_base ?? -Infinity) : null;
   rows.push(atMost('used-le-max', 'used_tokens ≤ max_tokens always', usedMax === -Infinity ? null : usedMax, 1, '× max', `largest used/max over ${b?.requests ?? 0} requests per tokenizer, budgets 64…8000`));
   rows.push(atMost('exact-budget', 'with tokenizer o200k_base the block fits max_tokens in exact tokens', b?.maxExactRenderedRatio, 1, '× max', 'largest exact o200k count of `rendered` / max_tokens'));
+  rows.push({
+    id: 'estimate-exact-overruns',
+    target: 'report: with the default estimate, blocks over max_tokens in exact o200k tokens',
+    measured: b ? b.estimateExactOverruns : null,
+    unit: `of ${b?.requests ?? 0} responses`,
+    met: null,
+    detail: 'used_tokens is counted with the estimator; this counts the same blocks exactly',
+  });
   rows.push(atMost('exact-latency', 'o200k_base at ≤ 1.2× the latency of the estimate', b?.latency.ratioP50, 1.2, '×', 'p50 ratio, same requests side by side'));
   rows.push({ id: 'estimator-error-en', target: 'report the estimator error vs exact o200k (English)', measured: b ? b.entryError.en.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.en.meanSigned)}, p95 |err| ${fmt(b.entryError.en.p95Abs)}, undercounts ${fmt(b.entryError.en.underestimateShare)} of ${b.entryError.en.samples} entries` : 'not measured' });
   rows.push({ id: 'estimator-error-zh', target: 'report the estimator error vs exact o200k (Chinese)', measured: b ? b.entryError.zh.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.zh.meanSigned)}, p95 |err| ${fmt(b.entryError.zh.p95Abs)}, undercounts ${fmt(b.entryError.zh.underestimateShare)} of ${b.entryError.zh.samples} entries` : 'not measured' });

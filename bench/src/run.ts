@@ -482,12 +482,16 @@ export function addNotes(r: BenchReport): void {
     if (!s || !c?.gateway || !c.inProcess) continue;
     const overhead = c.gateway.p50 - c.inProcess.p50;
     const st = s.latency!.stages.inProcess;
+    const sg = s.latency!.stages.gateway;
+    const stageSum = Object.values(sg).reduce((a, b) => a + b, 0);
     const legs = s.storeLegs;
     const parts = [
       `${t.id} not met: context p50 ${fmt(c.gateway.p50)} ms via the gateway = ${fmt(c.inProcess.p50)} ms of kernel work in process + ${fmt(overhead)} ms of transport` +
         (s.hops ? ` (one loopback gRPC round trip p50 ${fmt(s.hops.grpc.p50)} ms, one HTTP round trip ${fmt(s.hops.http.p50)} ms on this machine)` : '') +
         '.',
-      `In process the stages take gather ${fmt(st.gather)} ms, tier_read ${fmt(st.tier_read)} ms, budget_render ${fmt(st.budget_render)} ms (p50).`,
+      `In process the stages take gather ${fmt(st.gather)} ms, tier_read ${fmt(st.tier_read)} ms, budget_render ${fmt(st.budget_render)} ms (p50);` +
+        ` timed by the orchestrator in the mesh (each including its gRPC hop) gather ${fmt(sg.gather)} ms, tier_read ${fmt(sg.tier_read)} ms, budget_render ${fmt(sg.budget_render)} ms,` +
+        ` which leaves ${fmt(c.gateway.p50 - stageSum)} ms for HTTP, the gateway (validation, JSON) and its call to the orchestrator.`,
     ];
     if (legs) {
       parts.push(

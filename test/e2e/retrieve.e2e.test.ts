@@ -78,7 +78,7 @@ async function write(uri: string, content: string, extra: Record<string, unknown
   if (r.status !== 200 || r.body.result.status !== 'applied') throw new Error(`write ${uri}: ${r.status} ${JSON.stringify(r.body)}`);
 }
 
-async function retrieve(body: Record<string, unknown>, headers = DEV): Promise<any> {
+async function retrieve(body: Record<string, unknown>, headers: Record<string, string> = DEV): Promise<any> {
   const r = await call('POST', '/api/v1/retrieve', body, headers);
   if (r.status !== 200) throw new Error(`retrieve: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.result;

@@ -4,7 +4,12 @@ import { describeTraceStoreContract } from './trace-store.contract';
 
 describeTraceStoreContract('sqlite', async () => {
   const db = openEmbeddedDb(':memory:');
-  return { store: new SqliteTraceStore(db), dispose: async () => db.close() };
+  return {
+    store: new SqliteTraceStore(db),
+    dispose: async () => {
+      db.close();
+    },
+  };
 });
 
 describe('SqliteTraceStore', () => {

@@ -24,29 +24,35 @@ describe('robertsonIdf', () => {
 });
 
 describe('termBag', () => {
-  it('counts stemmed words, skipping stop words', () => {
+  const twice = 1 + Math.log(2);
+
+  it('weighs stemmed words 1 + ln(count), skipping stop words', () => {
     expect(termBag('The dancer danced and dances', 0.6)).toEqual(
       new Map([
         ['dancer', 1],
-        ['danc', 2],
+        ['danc', twice],
       ]),
     );
   });
 
-  it('weighs CJK bigrams 1 and unigrams by minorWeight per occurrence', () => {
+  it('weighs CJK bigrams like words and unigrams minorWeight times that', () => {
     expect(termBag('魔术魔术', 0.25)).toEqual(
       new Map([
-        ['魔术', 2],
+        ['魔术', twice],
         ['术魔', 1],
-        ['魔', 0.5],
-        ['术', 0.5],
+        ['魔', 0.25 * twice],
+        ['术', 0.25 * twice],
       ]),
     );
+  });
+
+  it('adds both weights of a character that is a one-character run and a unigram elsewhere', () => {
+    expect(termBag('猫，小猫咪', 0.5).get('猫')).toBe(1.5);
   });
 
   it('multiplies a capitalised word only when asked (queries)', () => {
-    expect(termBag('Bart met bart', 0.6).get('bart')).toBe(2);
-    expect(termBag('Bart met bart', 0.6, 2).get('bart')).toBe(4);
+    expect(termBag('Bart met bart', 0.6).get('bart')).toBe(twice);
+    expect(termBag('Bart met bart', 0.6, 2).get('bart')).toBe(2 * twice);
     expect(termBag('Bart met bart', 0.6, 2).get('met')).toBe(1);
   });
 });
@@ -65,7 +71,7 @@ describe('TfIdfScorer', () => {
     expect(new TfIdfScorer(new Map(), flat).score(termBag('anything at all', 0.6))).toBe(0);
   });
 
-  it('weighs a term by how often the query repeats it', () => {
+  it('weighs a term more the more often the query repeats it', () => {
     const once = new TfIdfScorer(termBag('rocket launch', 0.6), flat);
     const thrice = new TfIdfScorer(termBag('rocket rocket rocket launch', 0.6), flat);
     const doc = termBag('rocket engine', 0.6);
@@ -105,11 +111,11 @@ describe('EmbeddedVectorIndex lexical re-ranking', () => {
     const [hits] = await index.search([{ visibility: vis, vector: null, text, targets: [], filter: null, limit: 10 }]);
     return hits.map((h) => /([^/]+)\.md$/.exec(h.node.uri)?.[1] ?? h.node.uri);
   };
-  // The query comes back to "harbor" three times and names "lighthouse" once, which is the
+  // The query comes back to "harbor" five times and names "lighthouse" once, which is the
   // rarer term. FTS5's BM25 counts each query term once, so it prefers the long `beacon` row
   // (the rare term); TF-IDF relevance weighs the query's repetition and ranks the short
   // `harbor` row first.
-  const query = 'harbor harbor harbor lighthouse';
+  const query = 'harbor harbor harbor harbor harbor lighthouse';
   const corpus = async (index: EmbeddedVectorIndex): Promise<void> => {
     await put(index, 'beacon', 'lighthouse beacon tower stairs lantern glass');
     await put(index, 'harbor', 'the harbor');

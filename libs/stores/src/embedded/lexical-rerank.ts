@@ -20,26 +20,29 @@ export function robertsonIdf(df: number, n: number): number {
 
 /**
  * Weighted term frequencies of a text, over the lexical terms of `@ctxmesh/embedder`'s
- * `lexicalTerms` (the same terms the FTS5 index holds): every occurrence of a `main` term
- * (stemmed word, CJK bigram) adds 1, every occurrence of a `minor` term (CJK unigram) adds
- * `minorWeight`, and the total of a `main` term the text capitalises somewhere (a name, title or
- * acronym) is multiplied by `capitalizedWeight`. Raw, not sublinear, term frequency: the texts
- * scored this way are single passages, where a repeated term is a real signal.
- * @param minorWeight weight of one CJK unigram occurrence relative to a main term
+ * `lexicalTerms` (the same terms the FTS5 index holds): a `main` term (stemmed word, CJK bigram)
+ * seen `n` times weighs `1 + ln n`, times `capitalizedWeight` when the text capitalises it
+ * somewhere (a name, title or acronym); a `minor` term (CJK unigram) weighs
+ * `minorWeight · (1 + ln n)`. Sublinear, as in the SMART `ltc`/`lnc` weightings (and like
+ * BM25's saturation): matching two different query terms should beat repeating one — a title
+ * word that a passage repeats in its heading, abstract and body is not three times the evidence.
+ * @param minorWeight weight of a CJK unigram relative to a main term
  * @param capitalizedWeight multiplier of a capitalised main term; @default 1 (documents); queries pass the tuning's
  * @returns term → weight (> 0); empty for a text without terms
  */
 export function termBag(text: string, minorWeight: number, capitalizedWeight = 1): Map<string, number> {
   const { main, minor, capitalized } = lexicalTerms(text);
+  const mainCounts = new Map<string, number>();
+  for (const t of main) mainCounts.set(t, (mainCounts.get(t) ?? 0) + 1);
+  const caps = capitalizedWeight !== 1 ? new Set(capitalized) : null;
   const bag = new Map<string, number>();
-  for (const t of main) bag.set(t, (bag.get(t) ?? 0) + 1);
-  if (capitalizedWeight !== 1) {
-    for (const t of capitalized) {
-      const w = bag.get(t);
-      if (w !== undefined) bag.set(t, w * capitalizedWeight);
-    }
+  for (const [t, n] of mainCounts) bag.set(t, (1 + Math.log(n)) * (caps?.has(t) ? capitalizedWeight : 1));
+  if (minorWeight > 0) {
+    const minorCounts = new Map<string, number>();
+    for (const t of minor) minorCounts.set(t, (minorCounts.get(t) ?? 0) + 1);
+    // A one-character CJK run is a main term that may also be another run's unigram: both count.
+    for (const [t, n] of minorCounts) bag.set(t, (bag.get(t) ?? 0) + minorWeight * (1 + Math.log(n)));
   }
-  if (minorWeight > 0) for (const t of minor) bag.set(t, (bag.get(t) ?? 0) + minorWeight);
   return bag;
 }
 

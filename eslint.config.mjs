@@ -10,7 +10,7 @@ const deepImports = { group: ['@ctxmesh/*/src/*', '@ctxmesh/*/dist/*'], message:
 const genImports = { group: ['**/gen/**'], message: 'generated code is reached through @ctxmesh/proto only' };
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'libs/proto/src/gen/**', 'coverage/**', '.ctxmesh/**', 'bench/results/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'examples/**', 'libs/proto/src/gen/**', 'coverage/**', '.ctxmesh/**', 'bench/results/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],

@@ -1,9 +1,9 @@
-import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { LexicalEmbedder, lexicalTerms } from '@ctxmesh/embedder';
 import { makeRecord } from '../contract/vector-index.contract';
 import type { HybridTuning } from '../tuning';
 import type { Visibility } from '../ports/vector-index';
 import { type EmbeddedDb, openEmbeddedDb } from './db';
-import { IDF_FLOOR, TfIdfScorer, robertsonIdf, termBag } from './lexical-rerank';
+import { IDF_FLOOR, TfIdfScorer, bagOfCounts, bagOfEncoded, encodeTermCounts, robertsonIdf, termBag, termCounts } from './lexical-rerank';
 import { EmbeddedVectorIndex } from './vector-index';
 
 describe('robertsonIdf', () => {
@@ -156,5 +156,90 @@ describe('EmbeddedVectorIndex lexical re-ranking', () => {
     // by id would still hold the quartz.
     await put(index, 'last', 'harbor lighthouse');
     expect((await order(index, query))[0]).toBe('last');
+  });
+});
+
+describe('term counts', () => {
+  it('give the same bag from their string form, CJK and empty classes included', () => {
+    for (const text of ['Redis连接超时, retry the retry!', '', 'lighthouse', '魔术魔术 and 猫，小猫咪']) {
+      const counts = termCounts(lexicalTerms(text));
+      expect(bagOfEncoded(encodeTermCounts(counts), 0.6)).toEqual(bagOfCounts(counts, 0.6));
+      expect(bagOfEncoded(encodeTermCounts(counts), 0)).toEqual(bagOfCounts(counts, 0));
+    }
+  });
+
+  it('refuse a string they did not write', () => {
+    expect(() => bagOfEncoded('lighthouse 2', 0.6)).toThrow(RangeError);
+    expect(() => bagOfEncoded('lighthouse\t', 0.6)).toThrow(RangeError);
+    expect(() => bagOfEncoded('lighthouse 0\t', 0.6)).toThrow(RangeError);
+    expect(() => bagOfEncoded('lighthouse x\t', 0.6)).toThrow(RangeError);
+  });
+
+  it('give the same bag as the text', () => {
+    const text = 'Bart danced, dancing at the 圣诞节晚会 with Bart';
+    expect(bagOfCounts(termCounts(lexicalTerms(text)), 0.6)).toEqual(termBag(text, 0.6));
+  });
+});
+
+describe('EmbeddedVectorIndex stored term counts', () => {
+  const embedder = new LexicalEmbedder({ dimension: 64 });
+  const vis: Visibility = { account: 'a', user: 'u', actorPeer: null, openPeers: false, allUsers: false, workspace: null };
+  const query = 'harbor harbor harbor harbor harbor lighthouse';
+  const dbs: EmbeddedDb[] = [];
+  afterAll(() => {
+    for (const db of dbs) db.close();
+  });
+  const setup = async (): Promise<EmbeddedDb> => {
+    const db = openEmbeddedDb(':memory:');
+    dbs.push(db);
+    const index = new EmbeddedVectorIndex(db, { dimension: 64 });
+    const texts: Array<[string, string]> = [
+      ['beacon', 'lighthouse beacon tower stairs lantern glass'],
+      ['harbor', 'the harbor'],
+      ['cafe', 'harbor cafe terrace'],
+      ['trail', 'mountain trail'],
+      ['tomato', 'garden tomato'],
+      ['coat', 'winter coat'],
+    ];
+    for (const [name, text] of texts) {
+      const uri = `viking://resources/${name}.md`;
+      await index.replaceDocument(uri, [makeRecord(embedder, 'a', uri, text)]);
+    }
+    return db;
+  };
+  // A fresh index on the file: its bag memo is empty, so it reads what the tables hold now.
+  const order = async (db: EmbeddedDb): Promise<string[]> => {
+    const [hits] = await new EmbeddedVectorIndex(db, { dimension: 64 }).search([{ visibility: vis, vector: null, text: query, targets: [], filter: null, limit: 10 }]);
+    return hits.map((h) => /([^/]+)\.md$/.exec(h.node.uri)?.[1] ?? h.node.uri);
+  };
+  const padded = encodeTermCounts({ main: new Map([['harbor', 1], ['quartz', 9], ['onyx', 9], ['jade', 9]]), minor: new Map() });
+  const tamper = (db: EmbeddedDb, set: string): void => {
+    db.prepare(`UPDATE vi_bags SET ${set} WHERE uri = 'viking://resources/harbor.md'`).run();
+  };
+
+  it('writes one row of term counts per point and drops it with the point', async () => {
+    const db = await setup();
+    expect(db.prepare('SELECT COUNT(*) FROM vi_bags').pluck().get()).toBe(6);
+    await new EmbeddedVectorIndex(db, { dimension: 64 }).deleteDocument('a', 'viking://resources/cafe.md');
+    expect(db.prepare('SELECT COUNT(*) FROM vi_bags').pluck().get()).toBe(5);
+  });
+
+  it('ranks from the stored counts', async () => {
+    const db = await setup();
+    expect((await order(db))[0]).toBe('harbor');
+    tamper(db, `terms = '${padded}'`);
+    // The stored counts now claim the harbor row is mostly about other things.
+    expect((await order(db))[0]).toBe('beacon');
+  });
+
+  it('falls back to the text for a row without counts, with counts of another row, or with unreadable ones', async () => {
+    for (const set of [`content_hash = 'stale', terms = '${padded}'`, `uri = 'viking://resources/other.md', terms = '${padded}'`, `terms = 'garbage'`]) {
+      const db = await setup();
+      tamper(db, set);
+      expect((await order(db))[0]).toBe('harbor');
+    }
+    const db = await setup();
+    db.prepare('DELETE FROM vi_bags').run();
+    expect(await order(db)).toEqual(['harbor', 'beacon', 'cafe']);
   });
 });

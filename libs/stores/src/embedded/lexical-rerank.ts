@@ -32,17 +32,77 @@ export function robertsonIdf(df: number, n: number): number {
  */
 export function termBag(text: string, minorWeight: number, capitalizedWeight = 1): Map<string, number> {
   const { main, minor, capitalized } = lexicalTerms(text);
-  const mainCounts = new Map<string, number>();
-  for (const t of main) mainCounts.set(t, (mainCounts.get(t) ?? 0) + 1);
-  const caps = capitalizedWeight !== 1 ? new Set(capitalized) : null;
+  return bagOfCounts(termCounts({ main, minor }), minorWeight, capitalizedWeight !== 1 ? new Set(capitalized) : null, capitalizedWeight);
+}
+
+/** How often each lexical term occurs in a text, by class (see `lexicalTerms`). */
+export interface TermCounts {
+  /** Stemmed words and CJK bigrams. */
+  main: Map<string, number>;
+  /** CJK unigrams. */
+  minor: Map<string, number>;
+}
+
+/** Count the terms of `lexicalTerms`' output. */
+export function termCounts(terms: { main: readonly string[]; minor: readonly string[] }): TermCounts {
+  const count = (ts: readonly string[]): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (const t of ts) m.set(t, (m.get(t) ?? 0) + 1);
+    return m;
+  };
+  return { main: count(terms.main), minor: count(terms.minor) };
+}
+
+/**
+ * The {@link termBag} of a text from its {@link TermCounts} (what the index stores per row, so
+ * re-ranking a row costs no re-tokenisation).
+ * @param caps main terms to multiply by `capitalizedWeight` (null: none)
+ */
+export function bagOfCounts(counts: TermCounts, minorWeight: number, caps: ReadonlySet<string> | null = null, capitalizedWeight = 1): Map<string, number> {
   const bag = new Map<string, number>();
-  for (const [t, n] of mainCounts) bag.set(t, (1 + Math.log(n)) * (caps?.has(t) ? capitalizedWeight : 1));
+  for (const [t, n] of counts.main) bag.set(t, (1 + Math.log(n)) * (caps?.has(t) ? capitalizedWeight : 1));
   if (minorWeight > 0) {
-    const minorCounts = new Map<string, number>();
-    for (const t of minor) minorCounts.set(t, (minorCounts.get(t) ?? 0) + 1);
     // A one-character CJK run is a main term that may also be another run's unigram: both count.
-    for (const [t, n] of minorCounts) bag.set(t, (bag.get(t) ?? 0) + minorWeight * (1 + Math.log(n)));
+    for (const [t, n] of counts.minor) bag.set(t, (bag.get(t) ?? 0) + minorWeight * (1 + Math.log(n)));
   }
+  return bag;
+}
+
+/**
+ * {@link TermCounts} as one string: `term count` pairs separated by spaces, the main terms, a
+ * tab, the minor terms. Lexical terms never contain whitespace (the tokenizer splits at it).
+ */
+export function encodeTermCounts(counts: TermCounts): string {
+  const part = (m: Map<string, number>): string => {
+    const out: string[] = [];
+    for (const [t, n] of m) out.push(t, String(n));
+    return out.join(' ');
+  };
+  return `${part(counts.main)}\t${part(counts.minor)}`;
+}
+
+/**
+ * The {@link termBag} of a row from its {@link encodeTermCounts} string, in one pass (the
+ * re-ranking reads one per row it scores): the same as `bagOfCounts` of the decoded counts.
+ * @throws RangeError for a string {@link encodeTermCounts} did not write
+ */
+export function bagOfEncoded(s: string, minorWeight: number): Map<string, number> {
+  const tab = s.indexOf('\t');
+  if (tab < 0) throw new RangeError('not an encoded term count');
+  const bag = new Map<string, number>();
+  const add = (part: string, w: number, sum: boolean): void => {
+    if (part === '') return;
+    const xs = part.split(' ');
+    if (xs.length % 2 !== 0) throw new RangeError('not an encoded term count');
+    for (let i = 0; i < xs.length; i += 2) {
+      const n = Number(xs[i + 1]);
+      if (!(n >= 1) || !Number.isInteger(n)) throw new RangeError('not an encoded term count');
+      const x = w * (1 + Math.log(n));
+      bag.set(xs[i], sum ? (bag.get(xs[i]) ?? 0) + x : x);
+    }
+  };
+  add(s.slice(0, tab), 1, false);
+  if (minorWeight > 0) add(s.slice(tab + 1), minorWeight, true);
   return bag;
 }
 

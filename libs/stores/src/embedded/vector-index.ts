@@ -15,7 +15,7 @@ import { defaultScopeRoots } from '../scope';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
 import { type RowPredicate, compileFilter, compileLevelsAsOf, compileVisibility } from './filter';
-import { TfIdfScorer, robertsonIdf, termBag } from './lexical-rerank';
+import { TfIdfScorer, bagOfEncoded, encodeTermCounts, robertsonIdf, termBag, termCounts } from './lexical-rerank';
 import { type CacheRow, ScanCache, Shard, type SlotRange, unit } from './scan-cache';
 
 /** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
@@ -270,7 +270,7 @@ interface LexResult {
 }
 
 /** Rows whose term bags the index keeps in memory for the lexical re-ranking (least recently used go first). */
-const BAG_MEMO_ROWS = 8192;
+const BAG_MEMO_ROWS = 4096;
 
 /** Smallest lexical head a search re-orders whatever its limit (when `lexicalRerankDepth` allows it). */
 const MIN_RERANK_DEPTH = 10;
@@ -282,8 +282,10 @@ const MIN_RERANK_DEPTH = 10;
  * lexical terms in a contentless FTS5 table (`vi_fts`) fed by the shared tokenizer of
  * `@ctxmesh/embedder` — words are stemmed; CJK runs are pre-segmented into bigrams (`main`
  * column) and unigrams (`minor`), since FTS5's unicode61 tokenizer does not split CJK — their
- * per-account document frequencies (`vi_terms`) and a change log (`vi_changes`). A document's
- * writes are one transaction, so nothing half-written is ever searchable.
+ * per-account document frequencies (`vi_terms`), each row's term counts (`vi_bags`, for the
+ * lexical re-ranking; a row without them, written before the table existed, is re-tokenised
+ * when needed) and a change log (`vi_changes`). A document's writes are one transaction, so
+ * nothing half-written is ever searchable.
  *
  * Tenancy: a point is identified by (account, uri) and a document by (account, docUri) — the
  * account is not part of a URI, and account-wide scopes (`viking://resources/…`,
@@ -300,8 +302,8 @@ const MIN_RERANK_DEPTH = 10;
  * by a WebAssembly SIMD kernel once per distinct query vector per batch; the lexical leg is one
  * FTS5 BM25 query per distinct text per batch over its rarest terms (a postings budget bounds
  * its cost), filtered per search, whose head (`lexicalRerankDepth` rows) is then re-ordered by
- * TF-IDF relevance ({@link TfIdfScorer}; per-account document frequencies, row terms
- * re-derived from the stored text and kept in a bounded memo). The legs are fused by
+ * TF-IDF relevance ({@link TfIdfScorer}; per-account document frequencies, each row's term
+ * counts stored at write time in `vi_bags`, a bounded memo of them in memory). The legs are fused by
  * weighted reciprocal-rank fusion, which decides the order. Identical searches in a batch are
  * run once.
  *
@@ -360,6 +362,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       CREATE INDEX IF NOT EXISTS vi_nodes_doc ON vi_nodes(account, doc_uri, passage_index);
       CREATE TABLE IF NOT EXISTS vi_changes(seq INTEGER PRIMARY KEY AUTOINCREMENT, node_id INTEGER NOT NULL);
       CREATE TABLE IF NOT EXISTS vi_terms(account TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(account, term)) WITHOUT ROWID;
+      CREATE TABLE IF NOT EXISTS vi_bags(id INTEGER PRIMARY KEY, uri TEXT NOT NULL, content_hash TEXT NOT NULL, terms TEXT NOT NULL);
       CREATE VIRTUAL TABLE IF NOT EXISTS vi_vec USING vec0(embedding float[${d}] distance_metric=cosine);
       CREATE VIRTUAL TABLE IF NOT EXISTS vi_fts USING fts5(
         main, minor, scope, content='', contentless_delete=1,
@@ -435,6 +438,15 @@ export class EmbeddedVectorIndex implements VectorIndex {
       summariesByIds: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
       summariesOvByIds: db.prepare(`SELECT ${SUMMARY_COLS}, overview FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))`),
       lexTextByIds: db.prepare('SELECT id, lexical_text, abstract, body, title FROM vi_nodes WHERE id IN (SELECT value FROM json_each(?))'),
+      // A row's stored term counts, or its text where it has none that match it (written before
+      // the table existed, or by a writer that does not keep it and reused the id).
+      bagsByIds: db.prepare(`SELECT n.id, b.terms,
+        CASE WHEN b.terms IS NULL THEN n.lexical_text END AS lexical_text, CASE WHEN b.terms IS NULL THEN n.abstract END AS abstract,
+        CASE WHEN b.terms IS NULL THEN n.body END AS body, CASE WHEN b.terms IS NULL THEN n.title END AS title
+        FROM vi_nodes n LEFT JOIN vi_bags b ON b.id = n.id AND b.uri = n.uri AND b.content_hash = n.content_hash
+        WHERE n.id IN (SELECT value FROM json_each(?))`),
+      insBag: db.prepare('INSERT OR REPLACE INTO vi_bags(id, uri, content_hash, terms) VALUES (?, ?, ?, ?)'),
+      delBag: db.prepare('DELETE FROM vi_bags WHERE id = ?'),
       fullByUri: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND uri = ?`),
       fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND doc_uri = ? ORDER BY passage_index, uri`),
       vecById: db.prepare('SELECT embedding FROM vi_vec WHERE rowid = ?'),
@@ -484,6 +496,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       this.st.delNode.run(id);
       this.st.delVec.run(BigInt(id));
       this.st.delFts.run(id);
+      this.st.delBag.run(id);
       this.st.logChange.run(id);
     }
   }
@@ -583,6 +596,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
         const id = Number(info.lastInsertRowid);
         this.st.insVec.run(BigInt(id), vecBlob(r.vector));
         this.st.insFts.run(id, terms.main.join(' '), terms.minor.join(' '), scopeToken(r.account));
+        this.st.insBag.run(id, r.uri, r.contentHash, encodeTermCounts(termCounts(terms)));
         this.countTerms(account, terms, 1);
         this.st.logChange.run(id);
       }
@@ -764,7 +778,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return [...order.map((o) => o.s), ...list.slice(depth)];
   }
 
-  /** Term bags ({@link termBag}) of rows by id, from the memo or the stored lexical source. */
+  /** Term bags ({@link termBag}) of rows by id: from the memo, the stored term counts, or (rows without) their text. */
   private rowBags(ids: number[]): Map<number, Map<string, number>> {
     const out = new Map<number, Map<string, number>>();
     const fetch: number[] = [];
@@ -778,14 +792,34 @@ export class EmbeddedVectorIndex implements VectorIndex {
       } else fetch.push(id);
     }
     if (fetch.length > 0) {
-      for (const r of this.st.lexTextByIds.all(JSON.stringify(fetch)) as Array<{ id: number; lexical_text: string; abstract: string; body: string; title: string }>) {
-        const bag = termBag(lexicalSource({ lexicalText: r.lexical_text, abstract: r.abstract, body: r.body, title: r.title }), this.tuning.minorWeight);
+      type BagRow = { id: number; terms: string | null; lexical_text: string | null; abstract: string | null; body: string | null; title: string | null };
+      for (const r of this.st.bagsByIds.all(JSON.stringify(fetch)) as BagRow[]) {
+        let bag: Map<string, number> | null = null;
+        if (r.terms !== null) {
+          try {
+            bag = bagOfEncoded(r.terms, this.tuning.minorWeight);
+          } catch {
+            bag = null;
+          }
+        }
+        bag ??= termBag(this.lexicalSourceOf(r.id, r), this.tuning.minorWeight);
         out.set(r.id, bag);
         this.bagMemo.set(r.id, bag);
       }
       while (this.bagMemo.size > BAG_MEMO_ROWS) this.bagMemo.delete(this.bagMemo.keys().next().value as number);
     }
     return out;
+  }
+
+  /** The lexical source of a row: from the text columns of `r` when it has them, else read by id. */
+  private lexicalSourceOf(id: number, r: { lexical_text: string | null; abstract: string | null; body: string | null; title: string | null }): string {
+    let t = r;
+    if (t.abstract === null || t.body === null) {
+      const row = (this.st.lexTextByIds.all(JSON.stringify([id])) as Array<typeof r>)[0];
+      if (!row) return '';
+      t = row;
+    }
+    return lexicalSource({ lexicalText: t.lexical_text ?? '', abstract: t.abstract ?? '', body: t.body ?? '', title: t.title ?? '' });
   }
 
   /**

@@ -47,6 +47,8 @@ export interface CallUnaryOptions {
 const ALWAYS_PASS: Code[] = [status.DEADLINE_EXCEEDED, status.CANCELLED, status.UNAVAILABLE];
 const RETRYABLE: Code[] = [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED];
 const BACKOFF_MS = [10, 40, 160];
+/** A CANCELLED call this close to the caller's deadline was cut by the deadline. */
+const DEADLINE_SLACK_MS = 25;
 
 /** Call a unary method under a Budget; resolves with the response or rejects with CtxError. */
 export async function callUnary<Req, Res>(
@@ -68,7 +70,8 @@ export async function callUnary<Req, Res>(
       }
       // grpc-js may report a call cut by the parent's expiry as CANCELLED; what happened
       // to the request is that its deadline passed.
-      if (e.code === status.CANCELLED && budget.remainingMs() <= 0) {
+      // Timers fire with a few ms of slack, so "past the deadline" is read with a margin.
+      if (e.code === status.CANCELLED && budget.remainingMs() <= DEADLINE_SLACK_MS) {
         throw new CtxError(status.DEADLINE_EXCEEDED, Reasons.DEADLINE_EXCEEDED, 'deadline exceeded', { cause: e, domain: opts.domain });
       }
       throw translate(e, opts);

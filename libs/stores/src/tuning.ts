@@ -48,6 +48,18 @@ export interface HybridTuning {
    * @default 30
    */
   lexicalRerankDepth: number;
+  /**
+   * Embedded index only: a hit's score is at least `coverageWeight × coverage^coveragePower`,
+   * where coverage is the share of the query's IDF-weighted terms (those the account's rows
+   * hold at all) that the hit contains. The dense cosine of a lexical embedder penalises a
+   * long page that fully answers a short question; clients threshold scores (the plugins send
+   * 0.35), so such a page must still score like a good match: a full cover gives 0.7, three
+   * quarters 0.45, half 0.25. 0 leaves the cosine alone.
+   * @default 0.7
+   */
+  coverageWeight: number;
+  /** Exponent of the coverage floor (see `coverageWeight`). @default 1.5 */
+  coveragePower: number;
 }
 
 /** Default {@link HybridTuning}. */
@@ -63,4 +75,6 @@ export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
   maxTermDocFraction: 0.5,
   maxQueryPostings: 2_000,
   lexicalRerankDepth: 30,
+  coverageWeight: 0.7,
+  coveragePower: 1.5,
 });

@@ -67,6 +67,19 @@ describe('TfIdfScorer', () => {
     expect(c.score(new Map())).toBe(0);
   });
 
+  it('measures coverage as the share of the query’s IDF-weighted mass a document holds, whatever else it says', () => {
+    const idf = (t: string): number => (t === 'lighthous' || t === 'lighthouse' ? 3 : 1);
+    const q = termBag('lighthouse keeper', 0.6);
+    const c = new TfIdfScorer(q, idf);
+    expect(c.coverage(termBag('the keeper of the lighthouse, and a great many other things besides', 0.6))).toBeCloseTo(1, 12);
+    expect(c.coverage(termBag('sourdough bread', 0.6))).toBe(0);
+    const half = c.coverage(termBag('a keeper', 0.6));
+    const rare = c.coverage(termBag('a lighthouse', 0.6));
+    expect(half).toBeGreaterThan(0);
+    expect(rare).toBeGreaterThan(half);
+    expect(half + rare).toBeLessThanOrEqual(1 + 1e-12);
+  });
+
   it('scores 0 for a query without terms', () => {
     expect(new TfIdfScorer(new Map(), flat).score(termBag('anything at all', 0.6))).toBe(0);
   });

@@ -143,6 +143,18 @@ export class TfIdfScorer {
     if (norm > 0) for (const [t, x, i] of raw) this.q.set(t, { w: x / norm, idf: i });
   }
 
+  /**
+   * Share of the query covered by a document: the IDF-weighted query mass (Σ w², the query
+   * vector being unit length) of the query terms the document holds, in [0, 1]. Unlike the
+   * cosine it does not penalise a document for also being about other things, so a short
+   * question fully answered by a long page covers close to 1.
+   */
+  coverage(doc: Map<string, number>): number {
+    let c = 0;
+    for (const [t, y] of this.q) if (doc.has(t)) c += y.w * y.w;
+    return Math.min(1, c);
+  }
+
   /** Relevance of a document given its {@link termBag}; 0 when it shares no term with the query. */
   score(doc: Map<string, number>): number {
     if (this.q.size === 0) return 0;

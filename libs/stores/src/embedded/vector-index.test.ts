@@ -230,6 +230,37 @@ describe('EmbeddedVectorIndex', () => {
     }
   });
 
+  it('scores a long page that holds every word of a short question like a good match (coverage floor), and an unrelated page low', async () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      const filler = 'The team also covered caching, tracing, on-call rotations, dashboards, quarterly planning and hiring. ';
+      const page = `# Deploy guide\n\n${filler.repeat(6)}We deploy the gateway with blue/green releases.\n\n${filler.repeat(6)}`;
+      const docs = [
+        ['viking://resources/docs/deploy.md', page],
+        ['viking://resources/docs/bread.md', 'Sourdough bread needs a starter, flour, water and a long cold proof overnight.'],
+        ['viking://resources/docs/garden.md', 'Tomatoes in the garden want sun, deep watering and stakes by July.'],
+      ] as const;
+      for (const [uri, text] of docs) await index.replaceDocument(uri, [makeRecord(embedder, 'a', uri, text)]);
+      const [vector] = await embedder.embed(['how do we deploy the gateway']);
+      const run = async (tuning?: { coverageWeight: number }) => {
+        const idx = tuning ? new EmbeddedVectorIndex(db, { dimension: 256, tuning }) : index;
+        const [hits] = await idx.search([{ visibility: vis, vector, text: 'how do we deploy the gateway', targets: [], filter: null, limit: 3 }]);
+        return hits;
+      };
+      const hits = await run();
+      expect(hits[0].node.uri).toBe('viking://resources/docs/deploy.md');
+      expect(hits[0].score).toBeGreaterThanOrEqual(0.7 - 1e-9);
+      for (const h of hits.slice(1)) expect(h.score).toBeLessThan(0.35);
+      // Without the floor the diluted cosine alone falls under the plugins' threshold.
+      const bare = await run({ coverageWeight: 0 });
+      expect(bare[0].node.uri).toBe('viking://resources/docs/deploy.md');
+      expect(bare[0].score).toBeLessThan(0.35);
+    } finally {
+      db.close();
+    }
+  });
+
   it('finds lexical hits under a narrow target even when other rows fill the shared top rows', async () => {
     const db = openEmbeddedDb(':memory:');
     try {

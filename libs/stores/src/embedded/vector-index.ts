@@ -267,6 +267,8 @@ interface LexResult {
   scorer: TfIdfScorer | null;
   /** TF-IDF scores computed so far in this batch, by slot (each re-ordered head adds its missing ones). */
   tfidf: Map<number, number>;
+  /** Every query term, unknown ones at the highest IDF: measures how much of the query a row covers. */
+  coverer: TfIdfScorer | null;
 }
 
 /** Rows whose term bags the index keeps in memory for the lexical re-ranking (least recently used go first). */
@@ -307,11 +309,12 @@ const MIN_RERANK_DEPTH = 10;
  * weighted reciprocal-rank fusion, which decides the order. Identical searches in a batch are
  * run once.
  *
- * Score: the returned `score` is the hit's dense cosine clamped to [0, 1] and smoothed into a
- * non-increasing sequence along the fused order (pool-adjacent-violators; see
- * {@link monotoneScores}), so it is cosine-like, can be thresholded, and sorting by it
- * reproduces the fused order. Without a query vector it is the weighted set cosine of the
- * query's and the hit's lexical terms. `scoreThreshold` applies to the returned score; hits
+ * Score: the returned `score` is the hit's dense cosine — raised to the coverage floor
+ * (`coverageWeight × coverage^coveragePower`, the share of the query's IDF-weighted terms the
+ * hit holds) — clamped to [0, 1] and smoothed into a non-increasing sequence along the fused
+ * order (pool-adjacent-violators; see {@link monotoneScores}), so it is cosine-like, can be
+ * thresholded, and sorting by it reproduces the fused order. Without a query vector the cosine
+ * is the weighted set cosine of the query's and the hit's lexical terms. `scoreThreshold` applies to the returned score; hits
  * come back best first.
  */
 export class EmbeddedVectorIndex implements VectorIndex {
@@ -711,12 +714,13 @@ export class EmbeddedVectorIndex implements VectorIndex {
     for (const t of main) terms.set(t, 1);
     for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
     const tfidf = new Map<number, number>();
-    if (terms.size === 0) return { slots: [], terms, scorer: null, tfidf };
+    if (terms.size === 0) return { slots: [], terms, scorer: null, tfidf, coverer: null };
     const df = new Map<string, number>();
     for (const r of this.st.vocab.all(shard.account, JSON.stringify([...terms.keys()])) as Array<{ term: string; df: number }>) df.set(r.term, r.df);
     const n = Math.max(1, shard.liveCount);
     // Query terms no row holds cannot match; leaving them out keeps the scale of the scores.
     const qBag = termBag(text, this.tuning.minorWeight, this.tuning.capitalizedWeight);
+    const coverer = qBag.size > 0 ? new TfIdfScorer(new Map(qBag), (t) => robertsonIdf(df.get(t) ?? 0, n)) : null;
     for (const t of [...qBag.keys()]) if (!((df.get(t) ?? 0) > 0)) qBag.delete(t);
     const scorer = qBag.size > 0 ? new TfIdfScorer(qBag, (t) => robertsonIdf(df.get(t) ?? 0, n)) : null;
     // Rarest first; near-universal terms only cost time, and a postings budget bounds the
@@ -733,7 +737,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       kept.push(t);
       postings += d;
     }
-    if (kept.length === 0) return { slots: [], terms, scorer, tfidf };
+    if (kept.length === 0) return { slots: [], terms, scorer, tfidf, coverer };
     // FTS5 sums the BM25 of every phrase in the query, so a repeated term counts double.
     const caps = new Set(capitalized);
     const capRepeat = Math.max(1, Math.round(this.tuning.capitalizedWeight));
@@ -751,7 +755,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
       const w = this.cache.where.get(id);
       if (w && w.shard === shard) slots.push(w.slot);
     }
-    return { slots, terms, scorer, tfidf };
+    return { slots, terms, scorer, tfidf, coverer };
   }
 
   /**
@@ -963,6 +967,16 @@ export class EmbeddedVectorIndex implements VectorIndex {
         raw = this.lexicalScores(slots.map((s) => shard.ids[s]), lex.terms);
       } else {
         raw = slots.map(() => 0);
+      }
+      // Coverage floor (see HybridTuning.coverageWeight): a page that holds the whole question
+      // scores like a good match even when the cosine is diluted by everything else it says.
+      const cw = this.tuning.coverageWeight;
+      if (cw > 0 && lex && lex.scorer && slots.length > 0) {
+        const scorer = lex.scorer;
+        const cp = this.tuning.coveragePower;
+        const ids = slots.map((s) => shard.ids[s]);
+        const bags = this.rowBags(ids);
+        raw = raw.map((r, i) => Math.max(r, cw * Math.pow(scorer.coverage(bags.get(ids[i]) ?? new Map()), cp)));
       }
       const scores = monotoneScores(raw);
       const threshold = q.scoreThreshold ?? null;

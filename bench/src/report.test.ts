@@ -1,4 +1,4 @@
-import { evaluateTargets, fmt, markdownTable, medianOf, targetRows, textTable, type BenchReport } from './report';
+import { cpuMsPerRequest, evaluateTargets, fmt, markdownTable, medianOf, targetRows, textTable, type BenchReport } from './report';
 import { summarize } from './stats';
 import type { ThroughputRun } from './throughput';
 
@@ -92,6 +92,15 @@ describe('evaluateTargets', () => {
   });
 });
 
+describe('cpuMsPerRequest', () => {
+  it('divides the mesh processes\' cores by the request rate, without the load generator', () => {
+    const t = run(16, 100);
+    t.cpu = { gather: { cpuSeconds: 5, cores: 0.5, share: 0.5 }, gateway: { cpuSeconds: 3, cores: 0.3, share: 0.3 }, loadgen: { cpuSeconds: 2, cores: 0.2, share: 0.2 } };
+    expect(cpuMsPerRequest(t)).toBeCloseTo(8, 10);
+    expect(cpuMsPerRequest(run(1, 0))).toBeNaN();
+  });
+});
+
 describe('tables', () => {
   it('aligns plain-text columns under a rule', () => {
     const out = textTable([
@@ -110,6 +119,8 @@ describe('tables', () => {
     expect(fmt(123.4)).toBe('123');
     expect(fmt(12.34)).toBe('12.3');
     expect(fmt(1.234)).toBe('1.23');
+    expect(fmt(0, 3)).toBe('0');
+    expect(fmt(20_000)).toBe('20,000');
     expect(fmt(null)).toBe('–');
     expect(fmt(Number.NaN)).toBe('–');
   });

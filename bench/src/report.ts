@@ -143,6 +143,7 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
 /** Number formatting for tables: 3 significant figures-ish, `–` for missing. */
 export function fmt(v: number | null | undefined, digits = 2): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
+  if (Number.isInteger(v)) return v.toLocaleString('en-US');
   const a = Math.abs(v);
   if (a >= 1000) return Math.round(v).toLocaleString('en-US');
   if (a >= 100) return v.toFixed(0);
@@ -201,16 +202,24 @@ export function targetRows(r: BenchReport): string[][] {
   return rows;
 }
 
+/** CPU the mesh's processes spent per request during a run (the load generator excluded), ms. */
+export function cpuMsPerRequest(t: ThroughputRun): number {
+  const cores = Object.entries(t.cpu)
+    .filter(([k]) => k !== 'loadgen')
+    .reduce((s, [, v]) => s + v.cores, 0);
+  return t.rps > 0 ? (1000 * cores) / t.rps : Number.NaN;
+}
+
 /** Rows of the throughput table. */
 export function throughputRows(r: BenchReport): string[][] {
-  const rows: string[][] = [['throughput (context mode)', 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'CPU share']];
+  const rows: string[][] = [[`throughput (context mode, ${r.throughput?.nodes?.toLocaleString('en-US') ?? '?'} nodes)`, 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'CPU ms/request', 'CPU share']];
   const add = (label: string, runs: ThroughputRun[] | undefined) => {
     for (const t of runs ?? []) {
       const shares = Object.entries(t.cpu)
         .sort((a, b) => b[1].share - a[1].share)
         .map(([k, v]) => `${k} ${Math.round(v.share * 100)}%`)
         .join(', ');
-      rows.push([label, String(t.connections), fmt(t.rps), fmt(t.latencyMs.p50), fmt(t.latencyMs.p99), String(t.errors + t.timeouts + t.non2xx), shares]);
+      rows.push([label, String(t.connections), fmt(t.rps), fmt(t.latencyMs.p50), fmt(t.latencyMs.p99), String(t.errors + t.timeouts + t.non2xx), fmt(cpuMsPerRequest(t)), shares]);
     }
   };
   add('one process (npm start)', r.throughput?.inProcessMesh);

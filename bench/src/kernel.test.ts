@@ -5,7 +5,7 @@ import { NotCapturedError, RequestCapture } from './capture';
 import { buildQueries, docAt } from './corpus';
 import { inProcessKernel, type InProcessKernel } from './inproc';
 import { bulkLoad } from './load';
-import { BENCH_VISIBILITY, measureStoreLegs } from './latency';
+import { BENCH_VISIBILITY, measureDenseByDimension, measureStoreLegs } from './latency';
 
 // The bench's request path without any network: the gateway's own validation and mapping
 // (captured through Fastify inject), then the orchestrator pipelines over direct-call ports,
@@ -81,5 +81,16 @@ describe('RequestCapture + inProcessKernel', () => {
     for (const s of [legs.hybrid, legs.denseOnly, legs.lexicalOnly, legs.lexicalThenDense]) expect(s.n).toBe(5);
     const [hits] = await index.search([{ visibility: BENCH_VISIBILITY, vector: null, text: 'deployment', targets: [], filter: null, limit: 5 }]);
     expect(hits!.length).toBeGreaterThan(0);
+  });
+});
+
+describe('measureDenseByDimension', () => {
+  it('times dense-only searches on a synthetic index per dimension', async () => {
+    const out = await measureDenseByDimension(50, [64, 128], 5);
+    expect(Object.keys(out)).toEqual(['64', '128']);
+    for (const s of Object.values(out)) {
+      expect(s.n).toBe(5);
+      expect(s.p50).toBeGreaterThan(0);
+    }
   });
 });

@@ -9,11 +9,12 @@
 import type { Embedder } from '@ctxmesh/embedder';
 import { budgetRender, type orchestrator } from '@ctxmesh/proto';
 import { Budget, callUnary, connect } from '@ctxmesh/rpc';
-import type { VectorIndex, Visibility } from '@ctxmesh/stores';
+import { EmbeddedVectorIndex, openEmbeddedDb, type VectorIndex, type Visibility } from '@ctxmesh/stores';
 import { NotCapturedError, type RequestCapture } from './capture';
 import type { BenchQuery } from './corpus';
 import type { JsonClient } from './http';
 import type { InProcessKernel } from './inproc';
+import { Rng, hashSeed } from './rng';
 import { median, ratio, summarize, type Summary } from './stats';
 
 /** An endpoint measured. */
@@ -318,4 +319,44 @@ export async function measureHops(client: JsonClient, budgetRenderAddr: string, 
     conn.close();
   }
   return { http: summarize(t.http), grpc: summarize(t.grpc), direct: summarize(t.direct) };
+}
+
+/**
+ * The exact dense scan at several vector dimensions, measured: for each dimension an
+ * in-memory embedded index of `nodes` visible memory points with random unit-free vectors
+ * (the scan's cost does not depend on the values) and a minimal lexical text, then dense-only
+ * searches. Shows what smaller vectors would save at this corpus size.
+ * @returns dense-only search latency per dimension, ms
+ */
+export async function measureDenseByDimension(nodes: number, dims: readonly number[], searches = 60): Promise<Record<string, Summary>> {
+  const out: Record<string, Summary> = {};
+  for (const dim of dims) {
+    const db = openEmbeddedDb(':memory:');
+    const index = new EmbeddedVectorIndex(db, { dimension: dim });
+    try {
+      const rng = new Rng(hashSeed('dims', dim));
+      const vec = () => Float32Array.from({ length: dim }, () => rng.next() - 0.5);
+      for (let i = 0; i < nodes; i++) {
+        const uri = `viking://user/default/memories/events/v${i}.md`;
+        await index.replaceDocument(uri, [
+          {
+            uri, docUri: uri, parentUri: 'viking://user/default/memories/events', contextType: 'memory', category: 'events', level: 2,
+            account: 'default', owner: 'default', peer: '', workspace: 'default', subject: 'default', tags: [], createdAt: 0, updatedAt: 0,
+            validFrom: null, validTo: null, title: '', abstract: `n${i}`, overview: '', body: '', contentHash: 'h', passageIndex: 0, links: [], vector: vec(), lexicalText: `n${i}`,
+          },
+        ]);
+      }
+      const times: number[] = [];
+      for (let k = 0; k < searches + 5; k++) {
+        const t0 = performance.now();
+        await index.search([{ visibility: BENCH_VISIBILITY, vector: vec(), text: '', targets: [], filter: null, limit: 10 }]);
+        if (k >= 5) times.push(performance.now() - t0);
+      }
+      out[String(dim)] = summarize(times);
+    } finally {
+      await index.close();
+      db.close();
+    }
+  }
+  return out;
 }

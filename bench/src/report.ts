@@ -59,6 +59,8 @@ export interface BenchReport {
   budget?: BudgetHonesty & { nodes: number };
   madial?: MadialReport;
   startup?: { runs: StartupRun[]; healthyMsMedian: number | null; idleRssMiBMedian: number | null };
+  /** Dense-only search at the largest size with smaller and larger vectors (synthetic indexes). */
+  denseByDimension?: { nodes: number; byDimension: Record<string, Summary> };
   /** Notes: what would reach a missed latency target, sections not run, failures. */
   notes: string[];
   targets?: TargetRow[];
@@ -186,6 +188,9 @@ export function latencyRows(r: BenchReport): string[][] {
   rows.push(['store: dense leg only (exact)', ...sizes.map((n) => pct(r.sizes[String(n)]?.storeLegs?.denseOnly))]);
   rows.push(['store: lexical leg only', ...sizes.map((n) => pct(r.sizes[String(n)]?.storeLegs?.lexicalOnly))]);
   rows.push(['store: lexical top-200 + vectors', ...sizes.map((n) => pct(r.sizes[String(n)]?.storeLegs?.lexicalThenDense))]);
+  for (const dim of Object.keys(r.denseByDimension?.byDimension ?? {})) {
+    rows.push([`dense-only search, ${dim} dimensions (synthetic)`, ...sizes.map((n) => (n === r.denseByDimension!.nodes ? pct(r.denseByDimension!.byDimension[dim]) : '–'))]);
+  }
   rows.push(['one HTTP round trip (GET /health)', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.http))]);
   rows.push(['one gRPC round trip (CountTokens)', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.grpc))]);
   rows.push(['same handler called directly', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.direct))]);

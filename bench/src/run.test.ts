@@ -85,7 +85,7 @@ describe('addNotes', () => {
       load: { docs: 1, ms: 1, docsPerSecond: 1, optimizeMs: null },
       latency: {
         endpoints: { context: { gateway: g, inProcess: p, ratioP50: 4, ratioP95: 4, errors: { gateway: 0, inProcess: 0 }, knownItemHit: 1 } },
-        stages: { gateway: {}, inProcess: { gather: 8, tier_read: 1, budget_render: 0.5 } },
+        stages: { gateway: { gather: 20, tier_read: 5, budget_render: 3 }, inProcess: { gather: 8, tier_read: 1, budget_render: 0.5 } },
       },
       storeLegs: { hybrid: summarize([6]), denseOnly: summarize([1]), lexicalOnly: summarize([5]), lexicalThenDense: summarize([9]) },
       hops: { http: summarize([0.3]), grpc: summarize([2]), direct: summarize([0.01]) },
@@ -93,8 +93,33 @@ describe('addNotes', () => {
     r.targets = [{ id: 'context-p50-10k', target: '', measured: 40, unit: 'ms', met: false, detail: '' }];
     addNotes(r);
     const note = r.notes.find((n) => n.startsWith('context-p50-10k'))!;
-    expect(note).toContain('30.0 ms of transport');
+    expect(note).toContain('10 ms of kernel work in process + 30 ms of transport');
+    // 40 ms total − 28 ms of orchestrator-timed stages.
+    expect(note).toContain('leaves 12 ms for HTTP, the gateway');
     expect(note).toContain('Transport dominates');
+  });
+
+  it('points at the dense scan, with the measured smaller vectors, when the store dominates', () => {
+    const r = base();
+    const g = summarize([30]);
+    const p = summarize([25]);
+    r.sizes['100000'] = {
+      nodes: 100_000,
+      points: 1,
+      load: { docs: 1, ms: 1, docsPerSecond: 1, optimizeMs: null },
+      latency: {
+        endpoints: { context: { gateway: g, inProcess: p, ratioP50: 1.2, ratioP95: 1.2, errors: { gateway: 0, inProcess: 0 }, knownItemHit: 1 } },
+        stages: { gateway: {}, inProcess: { gather: 20 } },
+      },
+      storeLegs: { hybrid: summarize([15]), denseOnly: summarize([12]), lexicalOnly: summarize([2]), lexicalThenDense: summarize([9]) },
+    };
+    r.denseByDimension = { nodes: 100_000, byDimension: { '64': summarize([3]), '128': summarize([6]), '256': summarize([12]) } };
+    r.targets = [{ id: 'context-p50-100k', target: '', measured: 30, unit: 'ms', met: false, detail: '' }];
+    addNotes(r);
+    const note = r.notes.find((n) => n.startsWith('context-p50-100k'))!;
+    expect(note).toContain('The exact dense scan dominates');
+    expect(note).toContain('12 ms at 256 dimensions, 6 ms at 128, 3 ms at 64');
+    expect(r.notes.some((n) => n.startsWith('Vector size: '))).toBe(true);
   });
 
   it('flags throughput runs that completed no request', () => {

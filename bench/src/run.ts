@@ -450,6 +450,25 @@ async function atThroughputSize(o: RunOptions, report: BenchReport, mesh: Mesh, 
     report.notes.push('separate-process throughput not measured (--no-nats: `ctxmesh serve` needs NATS)');
     return;
   }
+  try {
+    await separateProcesses(o, mesh, scratch, tp, bodies, path, save);
+  } catch (err) {
+    // A failed multi-process start must not cost the larger sizes still to measure.
+    tp.errors!.push(`separate processes: ${(err as Error).message}`);
+    log(`throughput: separate processes FAILED: ${(err as Error).message.split('\n')[0]}`);
+    save();
+  }
+}
+
+async function separateProcesses(
+  o: RunOptions,
+  mesh: Mesh,
+  scratch: string,
+  tp: NonNullable<BenchReport['throughput']>,
+  bodies: unknown[],
+  path: string,
+  save: () => void,
+): Promise<void> {
   // The separate processes read a copy of this index, taken consistently with VACUUM INTO.
   const dir = join(scratch, 'cluster');
   mkdirSync(dir, { recursive: true });
@@ -460,7 +479,8 @@ async function atThroughputSize(o: RunOptions, report: BenchReport, mesh: Mesh, 
     db.close();
   }
   log('throughput: starting every service as its own process (ctxmesh serve …)');
-  const cluster = await startCluster({ dataDir: dir, natsUrl: o.natsUrl, logDir: join(dir, 'logs') });
+  const cluster = await startCluster({ dataDir: dir, natsUrl: o.natsUrl!, logDir: join(dir, 'logs') });
+  const warm = { connections: 4, seconds: o.quick ? 1 : 2, path, bodies };
   try {
     await runLoad({ url: cluster.gatewayUrl, ...warm }, {}).catch(() => undefined);
     for (const c of o.concurrencies) {

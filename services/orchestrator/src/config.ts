@@ -40,6 +40,8 @@ export const schema = {
   SEARCH_RERANKING_ENABLED: env.bool(true),
   /** Retrieve runs graph assist unless the request's `stages` says otherwise. */
   SEARCH_GRAPH_ASSIST_ENABLED: env.bool(false),
+  /** Context mode re-orders its candidates with the cross-encoder too (needs CTXMESH_RERANK_URL). */
+  CTXMESH_CONTEXT_RERANK: env.bool(false),
   /** Write one trace row per retrieve request. */
   RETRIEVAL_TRACE_ENABLED: env.bool(false),
   /** NATS server holding the trace stream; unset → the embedded SQLite file in CTXMESH_DATA_DIR. */

@@ -64,6 +64,8 @@ export function settingsFromConfig(cfg: Config) {
     rewriteTimeoutMs: cfg.CTXMESH_REWRITE_TIMEOUT_MS,
     renderReserveMs: cfg.CTXMESH_RENDER_RESERVE_MS,
     expansionMessages: 20,
+    rerank: cfg.CTXMESH_RERANK_URL !== undefined && cfg.CTXMESH_CONTEXT_RERANK,
+    rerankTimeoutMs: cfg.SEARCH_RERANKING_TIMEOUT_MS,
   };
 }
 

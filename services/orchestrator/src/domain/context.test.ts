@@ -288,4 +288,33 @@ describe('assembleContext', () => {
     expect(timed.stats.time_budget_ms).toBe(500);
     expect(timed.stats.degraded_stages).toEqual([]);
   });
+
+  it('re-orders candidates with the cross-encoder when context rerank is configured, keeping the retrieval score', async () => {
+    const { ports, calls } = fakePorts();
+    ports.rewrite.rerank = async (req) => {
+      (calls.rerank ??= []).push(req);
+      return { status: 'ok', scores: [{ id: '1', score: 0.9 }, { id: '0', score: 0.2 }] };
+    };
+    const out = await run(request(), ports, { ...settings, rerank: true, rerankTimeoutMs: 1000 });
+    expect(out.entries.map((e) => e.uri)).toEqual(['viking://resources/docs/api.md', 'viking://user/default/memories/events/a.md']);
+    expect(out.entries[0].score).toBe(0.42);
+    expect((calls.rerank[0] as { documents: Array<{ text: string }> }).documents.map((d) => d.text)).toEqual(['A', 'API docs']);
+    expect(out.stages.find((r) => r.stage === 'rerank')?.outcome).toBe('ok');
+  });
+
+  it('keeps the gathered order and degrades the stage when the reranker fails or times out; never calls it unconfigured', async () => {
+    for (const status of ['failed', 'timeout']) {
+      const { ports } = fakePorts();
+      ports.rewrite.rerank = async () => ({ status, scores: [] });
+      const out = await run(request({ timeBudgetMs: 60_000 }), ports, { ...settings, rerank: true });
+      expect(out.entries.map((e) => e.uri)).toEqual(['viking://user/default/memories/events/a.md', 'viking://resources/docs/api.md']);
+      expect(out.stats.degraded_stages).toEqual(['rerank']);
+    }
+    const { ports } = fakePorts();
+    let called = false;
+    ports.rewrite.rerank = async () => ((called = true), { status: 'ok', scores: [] });
+    await run(request(), ports);
+    expect(called).toBe(false);
+  });
 });
+

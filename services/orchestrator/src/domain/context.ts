@@ -6,7 +6,7 @@
 import type { budgetRender, gather, orchestrator, tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, isCode, type Budget } from '@ctxmesh/rpc';
 import type { Ports } from './ports';
-import { LatencyEstimator, StageRunner, type StageRecord } from './stages';
+import { LatencyEstimator, StageRunner, statusOutcome, type StageRecord } from './stages';
 
 /** Pipeline settings from the orchestrator's config. */
 export interface ContextSettings {
@@ -22,6 +22,14 @@ export interface ContextSettings {
   renderReserveMs: number;
   /** Messages read from the session for expansion. */
   expansionMessages: number;
+  /**
+   * Re-order the gathered candidates with the cross-encoder (`CTXMESH_RERANK_URL` configured
+   * and `SEARCH_RERANKING_ENABLED`). Off by default: it changes the order the plugins get.
+   * @default false
+   */
+  rerank?: boolean;
+  /** Rerank stage timeout, ms (`SEARCH_RERANKING_TIMEOUT_MS`). @default 8000 */
+  rerankTimeoutMs?: number;
 }
 
 /** Output of the pipeline. */
@@ -150,7 +158,26 @@ export async function assembleContext(
     const e = err as CtxError;
     gathered = { candidates: [], searched: [], excluded: 0, retrievalErrors: [`${e.reason ?? 'Error'}: ${e.message}`.slice(0, 200)] };
   }
-  const candidates = gathered.candidates;
+  let candidates = gathered.candidates;
+
+  // 3b. Cross-encoder rerank (optional): re-orders the candidates; `score` stays the
+  // retrieval score the contract reports. Candidates the reranker leaves out keep their place
+  // after the scored ones.
+  if (!settings.rerank) runner.notRun('rerank', 'NOT_CONFIGURED');
+  else if (candidates.length < 2) runner.notRun('rerank', 'NOTHING_TO_DO');
+  else {
+    const documents = candidates.map((c, i) => ({ id: String(i), text: c.abstract || c.uri }));
+    const out = await runner.optional('rerank', settings.rerankTimeoutMs ?? 8000, async (b, timeoutMs) =>
+      statusOutcome('rerank', await ports.rewrite.rerank({ query: req.query, documents, timeoutMs }, b)),
+    );
+    if (out && out.scores.length > 0) {
+      const byId = new Map(out.scores.map((x) => [x.id, x.score]));
+      const scored = candidates.map((c, i) => ({ c, i, r: byId.get(String(i)) })).filter((x) => x.r !== undefined);
+      scored.sort((a, b) => (b.r as number) - (a.r as number) || a.i - b.i);
+      const rest = candidates.filter((_, i) => !byId.has(String(i)));
+      candidates = [...scored.map((x) => x.c), ...rest];
+    }
+  }
 
   // 4. Tier read (mandatory, but a failed read only costs the deeper tiers).
   let tiers: tierReader.ReadTiersResponse = { items: candidates.map(() => ({ read: false, overview: '', full: '', note: '' })), reads: 0 };

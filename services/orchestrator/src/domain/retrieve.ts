@@ -12,7 +12,7 @@
 import type { gather, orchestrator, rewrite } from '@ctxmesh/proto';
 import { Code, CtxError, type Budget } from '@ctxmesh/rpc';
 import type { Ports } from './ports';
-import { LatencyEstimator, StageNotRunError, StageRunner, type StageRecord } from './stages';
+import { LatencyEstimator, StageRunner, statusOutcome, type StageRecord } from './stages';
 import { newTraceId, writeWithin, type TraceCandidate, type TraceDrop, type TraceSink } from './trace';
 
 /** The optional stages of retrieve, in run order. */
@@ -196,18 +196,6 @@ export function buildCitations(passages: ReadonlyArray<{ id: string; docUri: str
     citationOf.push(c.id);
   }
   return { citations: [...byDoc.values()], citationOf };
-}
-
-/**
- * The body of an optional stage whose downstream answers with a status: `ok` passes the
- * answer on, `off` means the stage is not set up (skipped, not degraded), `timeout` and
- * anything else are the stage's failure (degraded).
- */
-function statusOutcome<T extends { status: string }>(stage: string, r: T): T {
-  if (r.status === 'ok') return r;
-  if (r.status === 'off') throw new StageNotRunError('NOT_CONFIGURED', `${stage}: the rewrite service has it switched off`);
-  if (r.status === 'timeout') throw new CtxError(Code.DEADLINE_EXCEEDED, 'STAGE_TIMEOUT', `${stage} timed out`);
-  throw new CtxError(Code.UNAVAILABLE, 'STAGE_FAILED', `${stage} failed (${r.status})`);
 }
 
 const clampInt = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.trunc(v)));

@@ -6,7 +6,7 @@
  * clamped to what remains and degrades (never fails the request) on error or timeout.
  */
 import { common } from '@ctxmesh/proto';
-import { Budget, Code, isCode } from '@ctxmesh/rpc';
+import { Budget, Code, CtxError, isCode } from '@ctxmesh/rpc';
 
 /**
  * Reasons of optional stages that were not entered (or answered that they are not set up)
@@ -245,4 +245,16 @@ function reasonOf(err: unknown): string {
     return (err as { reason: string }).reason;
   }
   return err instanceof Error ? err.name : 'ERROR';
+}
+
+/**
+ * The body of an optional stage whose downstream answers with a status: `ok` passes the
+ * answer on, `off` means the stage is not set up (skipped, not degraded), `timeout` and
+ * anything else are the stage's failure (degraded).
+ */
+export function statusOutcome<T extends { status: string }>(stage: string, r: T): T {
+  if (r.status === 'ok') return r;
+  if (r.status === 'off') throw new StageNotRunError('NOT_CONFIGURED', `${stage}: the rewrite service has it switched off`);
+  if (r.status === 'timeout') throw new CtxError(Code.DEADLINE_EXCEEDED, 'STAGE_TIMEOUT', `${stage} timed out`);
+  throw new CtxError(Code.UNAVAILABLE, 'STAGE_FAILED', `${stage} failed (${r.status})`);
 }

@@ -37,6 +37,14 @@ export function poolUser(lang: MadialLang, pool: Pool, user: string): string {
   return pool === 'user' ? `madial-${lang}-u${user}` : `madial-${lang}-all`;
 }
 
+/**
+ * The account a (language, pool) is written to: each archive is its own corpus, as in the
+ * published protocol, so one archive's document frequencies never weigh another's terms.
+ */
+export function poolAccount(lang: MadialLang, pool: Pool): string {
+  return `madial-${lang}-${pool}`;
+}
+
 /** Memory id from a written URI (`…/madial-<id>.md`), or null. */
 export function idOfUri(uri: string): number | null {
   const m = /\/madial-(\d+)\.md$/.exec(uri);
@@ -66,10 +74,10 @@ export async function measureMadial(client: JsonClient, dir: string, opts: { con
   let written = 0;
   let firstError: string | undefined;
   const writes = (['en', 'zh'] as const).flatMap((lang) =>
-    pools.flatMap((p) => sets[lang].memories.map((m) => ({ user: poolUser(lang, p, m.user), uri: `viking://user/${poolUser(lang, p, m.user)}/memories/events/madial-${m.id}.md`, content: m.text }))),
+    pools.flatMap((p) => sets[lang].memories.map((m) => ({ account: poolAccount(lang, p), user: poolUser(lang, p, m.user), uri: `viking://user/${poolUser(lang, p, m.user)}/memories/events/madial-${m.id}.md`, content: m.text }))),
   );
   await pool(writes, concurrency, async (w) => {
-    const r = await client.post('/api/v1/content/write', { uri: w.uri, content: w.content, mode: 'replace', wait: true }, { 'X-OpenViking-User': w.user });
+    const r = await client.post('/api/v1/content/write', { uri: w.uri, content: w.content, mode: 'replace', wait: true }, { 'X-OpenViking-Account': w.account, 'X-OpenViking-User': w.user });
     written++;
     if (r.status !== 200) {
       writeErrors++;
@@ -84,7 +92,7 @@ export async function measureMadial(client: JsonClient, dir: string, opts: { con
     for (const lang of ['en', 'zh'] as const) {
       const ranked = new Map<number, number[]>();
       await pool(sets[lang].cases, 2, async (c) => {
-        const r = await client.post('/api/v1/search/find', { query: c.query, limit: 10 }, { 'X-OpenViking-User': poolUser(lang, p, c.user) });
+        const r = await client.post('/api/v1/search/find', { query: c.query, limit: 10 }, { 'X-OpenViking-Account': poolAccount(lang, p), 'X-OpenViking-User': poolUser(lang, p, c.user) });
         if (r.status !== 200) {
           searchErrors++;
           firstError ??= `find (${lang}, case ${c.index}): HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
@@ -108,7 +116,7 @@ export async function measureMadial(client: JsonClient, dir: string, opts: { con
 
   return {
     protocol:
-      'query = dialogue[:test-turn[0]] joined as is, <BOD>/<EOD> lines dropped; memories written through /api/v1/content/write as viking://user/<u>/memories/events/madial-<id>.md (text = event); ' +
+      'query = dialogue[:test-turn[0]] joined as is, <BOD>/<EOD> lines dropped; memories written through /api/v1/content/write as viking://user/<u>/memories/events/madial-<id>.md (text = event), one account per (language, pool); ' +
       'ranking = /api/v1/search/find {query, limit: 10} as user <u>; pool "user" = the dialogue user\'s memories (the baselines\' protocol; the English archive takes each id\'s user from zh/memory.json), ' +
       'pool "all" = the whole archive as one user; recall@k = |relevant ∩ top k| / |relevant|; nDCG@5 binary gains, ideal = min(|relevant|, 5) hits',
     ctxmesh,

@@ -15,6 +15,7 @@ import {
   type UntypedServiceImplementation,
   type sendUnaryData,
 } from '@grpc/grpc-js';
+import { setMaxListeners } from 'node:events';
 import { HealthImplementation, type ServingStatus } from 'grpc-health-check';
 import type { Logger } from 'pino';
 import { Budget } from './budget';
@@ -83,6 +84,9 @@ export function implement<S extends UntypedServiceImplementation>(
   handlers: Partial<Handlers<S>>,
   opts: ImplementOptions,
 ): S {
+  // Every in-flight call that asks for its budget's signal listens on the shared shutdown
+  // signal; under load that is many listeners by design, not a leak.
+  if (opts.shutdownSignal) setMaxListeners(0, opts.shutdownSignal);
   const impl: Record<string, handleUnaryCall<unknown, unknown>> = {};
   for (const [method] of Object.entries(definition)) {
     const handler = (handlers as Record<string, Handler<unknown, unknown> | undefined>)[method];

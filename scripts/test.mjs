@@ -8,6 +8,7 @@
 //      free ports (stopped by PID at the end). If none can be had, fail loudly: never skip;
 //   5. jest: unit, integration and e2e projects.
 // Flags: --projects unit,integration,e2e   --path <regex>   --quick (skip steps 1–3)
+//        --own-servers (always start private redis-server/nats-server, ignoring running ones)
 //        anything after `--` goes to jest.
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
@@ -28,6 +29,7 @@ const projects = (opt('--projects') ?? 'unit,integration,e2e').split(',');
 const path = opt('--path');
 const quick = own.includes('--quick') || path !== undefined;
 const needsServers = projects.some((p) => p !== 'unit');
+const ownServers = own.includes('--own-servers');
 
 const started = [];
 const tmpDirs = [];
@@ -101,8 +103,8 @@ async function waitFor(check, what, timeoutMs = 10_000) {
 }
 
 async function ensureRedis() {
-  if (process.env.REDIS_URL) return process.env.REDIS_URL;
-  if (await redisAlive(6379)) return 'redis://127.0.0.1:6379';
+  if (!ownServers && process.env.REDIS_URL) return process.env.REDIS_URL;
+  if (!ownServers && (await redisAlive(6379))) return 'redis://127.0.0.1:6379';
   const bin = which('redis-server');
   if (!bin) throw new Error('no Redis on 127.0.0.1:6379 and no redis-server binary (Debian package redis-server) to start one');
   const port = await freePort();
@@ -116,8 +118,8 @@ async function ensureRedis() {
 }
 
 async function ensureNats() {
-  if (process.env.NATS_URL) return process.env.NATS_URL;
-  if (await natsJetStream(4222)) return 'nats://127.0.0.1:4222';
+  if (!ownServers && process.env.NATS_URL) return process.env.NATS_URL;
+  if (!ownServers && (await natsJetStream(4222))) return 'nats://127.0.0.1:4222';
   const bin = which('nats-server');
   if (!bin) throw new Error('no NATS with JetStream on 127.0.0.1:4222 and no nats-server binary (Debian package nats-server) to start one');
   const port = await freePort();

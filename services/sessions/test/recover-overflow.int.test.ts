@@ -38,9 +38,12 @@ describe('SessionsService.RecoverOverflow on Redis', () => {
     const [ra, rb] = await Promise.all([a.recoverOverflow(KEY, overflow('r-a')), b.recoverOverflow(KEY, overflow('r-b'))]);
     const status = await a.getStatus(KEY);
     expect(status.blocks).toHaveLength(1);
-    expect(ra.action).toBe('retry');
-    expect(rb.action).toBe('retry');
-    expect(ra.block!.blockId).toBe(rb.block!.blockId);
+    // Overlapping, both answer retry with the one block; when one finishes before the other
+    // reads the budget (a loaded machine serialises them), the other finds it spent.
+    const winners = [ra, rb].filter((r) => r.action === 'retry');
+    expect(winners.length).toBeGreaterThanOrEqual(1);
+    for (const r of winners) expect(r.block!.blockId).toBe(status.blocks[0]!.blockId);
+    for (const r of [ra, rb].filter((x) => x.action !== 'retry')) expect([r.action, r.reason]).toEqual(['surface_error', 'budget_spent']);
     expect(status.budgets).toEqual([{ agentId: 'agent-1', used: 1, max: 1 }]);
   });
 

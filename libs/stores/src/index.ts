@@ -14,3 +14,4 @@ export * from './tuning';
 export * from './factory';
 export * from './qdrant';
 export * from './traces';
+export * from './caller-scope';

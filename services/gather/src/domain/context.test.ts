@@ -1,10 +1,9 @@
 import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { DEFAULT_OTHER_PEER_PENALTIES, EMPTY_QUERY_MESSAGE, InvalidArgumentError } from '@ctxmesh/kernel';
-import type { SearchQuery } from '@ctxmesh/stores';
+import { type SearchQuery, type CallerScope } from '@ctxmesh/stores';
 import { gatherContext, isUnsupportedFilter, toSearchLists, type ContextGatherInput } from './context';
 import { FakeIndex, summary } from './__tests__/fake-index';
 import { reasonOf } from './rejections';
-import type { CallerScope } from './scope';
 import { NodeSearcher } from './searcher';
 
 const U = 'viking://user/alice';

@@ -13,11 +13,10 @@ import {
   type SearchCall,
   type SearchLists,
 } from '@ctxmesh/kernel';
-import type { FilterNode } from '@ctxmesh/stores';
+import { type FilterNode, searchVisibility, type CallerScope } from '@ctxmesh/stores';
 import { MicroBatcher } from './batcher';
 import { bucketByContextType, type NodeHit } from './hits';
 import { emptyQueryRejection, imageOnlyRejection, rejection, RejectReason } from './rejections';
-import { searchVisibility, type CallerScope } from './scope';
 import type { NodeSearch, NodeSearcher } from './searcher';
 
 /** A validated context-gathering request. */

@@ -3,10 +3,9 @@
  * the identity's default scope) in one store batch, hits merged by URI keeping the best
  * score, cut to `limit`, bucketed into memories/resources/skills by context type.
  */
-import type { FilterNode } from '@ctxmesh/stores';
+import { type FilterNode, checkTargetAccess, searchVisibility, type CallerScope } from '@ctxmesh/stores';
 import { bucketByContextType, mergeByUri, type HitLists } from './hits';
 import { emptyQueryRejection, imageOnlyRejection } from './rejections';
-import { checkTargetAccess, searchVisibility, type CallerScope } from './scope';
 import type { NodeSearcher } from './searcher';
 
 /** A validated list-mode request. */

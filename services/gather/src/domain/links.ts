@@ -3,9 +3,8 @@
  * between nodes — the `viking://` URIs the indexer found in each document's body — and score
  * the linked passages against the queries.
  */
-import type { FilterNode } from '@ctxmesh/stores';
+import { type FilterNode, searchVisibility, type CallerScope } from '@ctxmesh/stores';
 import { mergePoints, passageCandidates, passageTargets, queriesOf, readPassages, workspaceScope, type PassageEnv, type PassageHit } from './passages';
-import { searchVisibility, type CallerScope } from './scope';
 
 /** Most linked nodes followed per request. */
 export const MAX_FOLLOWED_LINKS = 64;

@@ -1,7 +1,7 @@
 import { FakeIndex, summary } from './__tests__/fake-index';
 import { documentOf, linkedUris, linkFilter, MAX_FOLLOWED_LINKS } from './links';
 import { candidatePoolSize, mergePoints, passageCandidates, passageText, queriesOf, subjectOf, workspaceScope } from './passages';
-import type { CallerScope } from './scope';
+import type { CallerScope } from '@ctxmesh/stores';
 
 const scope = (over: Partial<CallerScope> = {}): CallerScope => ({ account: 'acme', user: 'alice', role: 'user', actorPeer: null, workspace: null, ...over });
 const hit = (uri: string, score: number, over = {}) => ({ node: summary(uri, over), score });

@@ -8,11 +8,10 @@
  * overview) is not a passage; an unchunked document is its own single passage.
  */
 import { prepareBody } from '@ctxmesh/kernel';
-import type { NodeRecord, SearchHit, VectorIndex, Visibility } from '@ctxmesh/stores';
+import { type NodeRecord, type SearchHit, type VectorIndex, type Visibility, AccessDeniedError, isPrivileged, searchVisibility, type CallerScope } from '@ctxmesh/stores';
 import { mergeByUri, type NodeHit } from './hits';
 import { capPerDocument, mmrSelect } from './mmr';
 import { emptyQueryRejection, rejection } from './rejections';
-import { AccessDeniedError, isPrivileged, searchVisibility, type CallerScope } from './scope';
 import type { NodeSearcher } from './searcher';
 
 /** The workspace retrieve searches when the caller's identity names none. */

@@ -1,7 +1,7 @@
 import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { EmbeddingCache } from './embed-cache';
 import { FakeIndex, summary } from './__tests__/fake-index';
-import { searchVisibility, type CallerScope } from './scope';
+import { searchVisibility, type CallerScope } from '@ctxmesh/stores';
 import { NodeSearcher, rowsFor, type NodeSearch } from './searcher';
 
 const scope: CallerScope = { account: 'acme', user: 'alice', role: 'user', actorPeer: null, workspace: null };

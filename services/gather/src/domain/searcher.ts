@@ -4,10 +4,9 @@
  * need in one `get` per visibility, and collapse passages into documents.
  */
 import type { Embedder } from '@ctxmesh/embedder';
-import type { FilterNode, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '@ctxmesh/stores';
+import { type FilterNode, type NodeSummary, type SearchHit, type SearchQuery, type VectorIndex, type Visibility, visibilityKey } from '@ctxmesh/stores';
 import { EmbeddingCache } from './embed-cache';
 import { collapsePassages, missingDocuments, type NodeHit } from './hits';
-import { visibilityKey } from './scope';
 
 /** One node search. */
 export interface NodeSearch {

@@ -4,7 +4,7 @@ import { common } from '@ctxmesh/proto';
 import { Code, CtxError } from '@ctxmesh/rpc';
 import { InvalidFilterError } from '../domain/filter';
 import { imageOnlyRejection } from '../domain/rejections';
-import { AccessDeniedError } from '../domain/scope';
+import { AccessDeniedError } from '@ctxmesh/stores';
 import { asOfMs, roleOf, scopeOf, toWireError } from './common';
 
 const id = (over: Partial<common.Identity> = {}): common.Identity => ({

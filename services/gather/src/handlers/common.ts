@@ -9,7 +9,7 @@ import { Code, CtxError } from '@ctxmesh/rpc';
 import { isUnsupportedFilter } from '../domain/context';
 import { InvalidFilterError } from '../domain/filter';
 import { reasonOf, RejectReason } from '../domain/rejections';
-import { AccessDeniedError, type CallerScope } from '../domain/scope';
+import { AccessDeniedError, type CallerScope } from '@ctxmesh/stores';
 
 /** Role on the wire → kernel role (unspecified = user, as the proto says). */
 export function roleOf(role: common.Role | undefined): CallerRole {

@@ -1,6 +1,6 @@
 import { FakeIndex, record } from './__tests__/fake-index';
 import { ContentNotFoundError, readContent } from './content';
-import { ReadAccessDeniedError, type CallerScope } from './scope';
+import { AccessDeniedError, type CallerScope } from '@ctxmesh/stores';
 
 const U = 'viking://user/alice';
 const alice: CallerScope = { account: 'acme', user: 'alice', role: 'user', actorPeer: null, workspace: null };
@@ -54,7 +54,7 @@ describe('readContent', () => {
 
   it('refuses another user’s space to a plain user without touching the store, and lets root read it', async () => {
     const ix = index();
-    await expect(readContent(ix, alice, 'viking://user/carol/memories/events/c.md', 'read')).rejects.toBeInstanceOf(ReadAccessDeniedError);
+    await expect(readContent(ix, alice, 'viking://user/carol/memories/events/c.md', 'read')).rejects.toBeInstanceOf(AccessDeniedError);
     expect(ix.gets).toEqual([]);
     expect((await readContent(ix, { ...alice, role: 'root' }, 'viking://user/carol/memories/events/c.md', 'read')).text).toBe('Carol');
   });

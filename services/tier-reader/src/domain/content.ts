@@ -4,8 +4,7 @@
  * `.overview.md`).
  */
 import { FrontMatterError, pyStrip, stripDirectoryFrontMatter } from '@ctxmesh/kernel';
-import type { NodeRecord, VectorIndex } from '@ctxmesh/stores';
-import { checkReadAccess, contentVisibility, type CallerScope } from './scope';
+import { type NodeRecord, type VectorIndex, checkReadAccess, contentVisibility, type CallerScope } from '@ctxmesh/stores';
 
 /** Tiers a content read may ask for. */
 export const CONTENT_TIERS = ['read', 'abstract', 'overview'] as const;
@@ -52,7 +51,7 @@ function directoryOverview(ov: NodeRecord): string {
  *   `overview` = `.overview.md` without front matter, `read` = the `.overview.md` content as
  *   written (else `.abstract.md`'s); a missing sidecar gives "".
  * @param uri validated, alias-resolved node URI
- * @throws ReadAccessDeniedError for another user's space (non-privileged caller)
+ * @throws AccessDeniedError for another user's space (non-privileged caller)
  * @throws ContentNotFoundError when nothing visible lives at `uri`
  */
 export async function readContent(index: VectorIndex, scope: CallerScope, uri: string, tier: ContentTier): Promise<ContentResult> {

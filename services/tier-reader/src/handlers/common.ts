@@ -2,7 +2,7 @@
 import type { CallerRole } from '@ctxmesh/kernel';
 import { common } from '@ctxmesh/proto';
 import { Code, CtxError } from '@ctxmesh/rpc';
-import type { CallerScope } from '../domain/scope';
+import type { CallerScope } from '@ctxmesh/stores';
 
 /** Role on the wire → kernel role (unspecified = user, as the proto says). */
 export function roleOf(role: common.Role | undefined): CallerRole {

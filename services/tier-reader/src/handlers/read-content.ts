@@ -3,7 +3,7 @@ import { InvalidUriError, resolveUri } from '@ctxmesh/kernel';
 import type { tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
 import { CONTENT_TIERS, ContentNotFoundError, readContent, type ContentTier } from '../domain/content';
-import { ReadAccessDeniedError } from '../domain/scope';
+import { AccessDeniedError } from '@ctxmesh/stores';
 import { scopeOf } from './common';
 import type { HandlerEnv } from './env';
 
@@ -27,7 +27,7 @@ export function readContentHandler(env: HandlerEnv): Handler<tierReader.ReadCont
       return await readContent(env.index, scope, uri, req.tier as ContentTier);
     } catch (err) {
       if (err instanceof ContentNotFoundError) throw new CtxError(Code.NOT_FOUND, 'NOT_FOUND', err.message, { cause: err, metadata: { uri } });
-      if (err instanceof ReadAccessDeniedError) throw new CtxError(Code.PERMISSION_DENIED, 'ACCESS_DENIED', err.message, { cause: err, metadata: { uri } });
+      if (err instanceof AccessDeniedError) throw new CtxError(Code.PERMISSION_DENIED, 'ACCESS_DENIED', err.message, { cause: err, metadata: { uri } });
       throw err;
     }
   };

@@ -2,8 +2,7 @@
 import { UnknownTokenizerError } from '@ctxmesh/kernel';
 import type { tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
-import type { NodeRecord } from '@ctxmesh/stores';
-import { readVisibility } from '../domain/scope';
+import { type NodeRecord, readVisibility } from '@ctxmesh/stores';
 import { readTiers, type BodyReader } from '../domain/tiers';
 import { scopeOf } from './common';
 import type { HandlerEnv } from './env';

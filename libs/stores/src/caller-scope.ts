@@ -1,10 +1,11 @@
 /**
  * Tenant scope (DESIGN §3 "Tenant isolation", context-contract §2.4): who the caller is, and
- * the store {@link Visibility} each search runs under. Built on the server from the caller's
- * identity only; client URIs choose *where* to search, never *who* may see what.
+ * the {@link Visibility} each search and read runs under. Built on the server from the
+ * caller's identity only; client URIs choose *where* to search, never *who* may see what.
+ * One module for gather (searches) and tier-reader (reads), so both enforce the same rules.
  */
 import { isUnder, ownershipOf, peersRoot, type CallerRole } from '@ctxmesh/kernel';
-import type { Visibility } from '@ctxmesh/stores';
+import type { Visibility } from './ports/vector-index';
 
 /** The caller, as the gateway resolved it (already validated and trimmed). */
 export interface CallerScope {
@@ -20,7 +21,7 @@ export interface CallerScope {
   workspace: string | null;
 }
 
-/** A list-mode target outside the caller's reach; the gateway answers 403 `PERMISSION_DENIED`. */
+/** A target or read outside the caller's reach; the gateway answers 403 `PERMISSION_DENIED`. */
 export class AccessDeniedError extends Error {
   override readonly name = 'AccessDeniedError';
   constructor(readonly uri: string) {
@@ -86,4 +87,47 @@ export function searchVisibility(scope: CallerScope, opts: SearchScopeOptions): 
 /** A stable key of a visibility (to group store calls that share one). */
 export function visibilityKey(v: Visibility): string {
   return JSON.stringify([v.account, v.user, v.actorPeer, v.openPeers, v.allUsers, v.workspace]);
+}
+
+/**
+ * Visibility of a candidate's body read in context assembly: the caller's normal context, or
+ * the open context (actor peer cleared, every peer of the caller visible) for other-peer hits
+ * (context-contract §2.4: "hits of other peers are later read with the same open context").
+ * Other users are never visible: context-mode candidates never come from another user's space.
+ */
+export function readVisibility(scope: CallerScope, openContext: boolean): Visibility {
+  return {
+    account: scope.account,
+    user: scope.user,
+    actorPeer: openContext ? null : scope.actorPeer,
+    openPeers: openContext,
+    allUsers: false,
+    workspace: scope.workspace,
+  };
+}
+
+/**
+ * Visibility of an explicit content read (content/read|abstract|overview): the caller names the
+ * node. Without an actor peer every peer of the caller is readable (there is no view to keep);
+ * with one, only that peer. Root and admin may read other users' spaces.
+ */
+export function contentVisibility(scope: CallerScope): Visibility {
+  return {
+    account: scope.account,
+    user: scope.user,
+    actorPeer: scope.actorPeer,
+    openPeers: scope.actorPeer === null,
+    allUsers: isPrivileged(scope.role),
+    workspace: scope.workspace,
+  };
+}
+
+/**
+ * Refuse a URI under another user's root to a non-privileged caller.
+ * @throws AccessDeniedError
+ */
+export function checkReadAccess(scope: CallerScope, uri: string): void {
+  if (isPrivileged(scope.role)) return;
+  const owner = ownershipOf(uri).user;
+  if (owner !== '' && owner !== scope.user) throw new AccessDeniedError(uri);
 }

@@ -1,4 +1,4 @@
-import { AccessDeniedError, checkTargetAccess, searchVisibility, visibilityKey, type CallerScope } from './scope';
+import { AccessDeniedError, type CallerScope, checkReadAccess, checkTargetAccess, contentVisibility, readVisibility, searchVisibility, visibilityKey } from './caller-scope';
 
 const alice = (over: Partial<CallerScope> = {}): CallerScope => ({ account: 'acme', user: 'alice', role: 'user', actorPeer: null, workspace: null, ...over });
 
@@ -60,5 +60,45 @@ describe('visibilityKey', () => {
     expect(visibilityKey(a)).toBe(visibilityKey({ ...a }));
     expect(visibilityKey(a)).not.toBe(visibilityKey({ ...a, openPeers: true }));
     expect(visibilityKey(a)).not.toBe(visibilityKey({ ...a, workspace: 'w' }));
+  });
+});
+
+/** Alice viewing through her actor peer bob (the reads below). */
+const aliceWithPeer = (over: Partial<CallerScope> = {}): CallerScope => ({ account: 'acme', user: 'alice', role: 'user', actorPeer: 'bob', workspace: null, ...over });
+
+describe('readVisibility', () => {
+  it('reads a self/actor-peer candidate under the caller’s normal context', () => {
+    expect(readVisibility(aliceWithPeer(), false)).toEqual({ account: 'acme', user: 'alice', actorPeer: 'bob', openPeers: false, allUsers: false, workspace: null });
+  });
+
+  it('reads an other-peer candidate under the open context (actor cleared, peers open)', () => {
+    expect(readVisibility(aliceWithPeer(), true)).toMatchObject({ actorPeer: null, openPeers: true, allUsers: false });
+  });
+
+  it('never opens other users, even for root', () => {
+    expect(readVisibility(aliceWithPeer({ role: 'root' }), false).allUsers).toBe(false);
+  });
+});
+
+describe('contentVisibility', () => {
+  it('opens the caller’s peers only without an actor peer', () => {
+    expect(contentVisibility(aliceWithPeer()).openPeers).toBe(false);
+    expect(contentVisibility(aliceWithPeer({ actorPeer: null })).openPeers).toBe(true);
+  });
+
+  it('lets root and admin read other users, not plain users', () => {
+    expect(contentVisibility(aliceWithPeer({ role: 'root' })).allUsers).toBe(true);
+    expect(contentVisibility(aliceWithPeer({ role: 'admin' })).allUsers).toBe(true);
+    expect(contentVisibility(aliceWithPeer()).allUsers).toBe(false);
+  });
+});
+
+describe('checkReadAccess', () => {
+  it('refuses another user’s space to a plain user, allows own and shared scopes', () => {
+    expect(() => checkReadAccess(aliceWithPeer(), 'viking://user/carol/memories/x.md')).toThrow(AccessDeniedError);
+    expect(() => checkReadAccess(aliceWithPeer(), 'viking://user/carol')).toThrow(/Access denied/);
+    expect(() => checkReadAccess(aliceWithPeer(), 'viking://user/alice/peers/dave/memories/a.md')).not.toThrow();
+    expect(() => checkReadAccess(aliceWithPeer(), 'viking://resources/a.md')).not.toThrow();
+    expect(() => checkReadAccess(aliceWithPeer({ role: 'root' }), 'viking://user/carol/memories/x.md')).not.toThrow();
   });
 });

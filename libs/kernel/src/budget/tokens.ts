@@ -39,7 +39,17 @@ export function resolveTokenizer(name: unknown): TokenizerName {
  */
 function quarterWeight(cp: number): number {
   if (cp < 0x1100) return 1;
-  if (
+  if (isCjkCodePoint(cp)) return 6;
+  return cp > 0xffff ? 8 : 1;
+}
+
+/**
+ * True for the code points the estimator weighs 1.5 (§5.1): CJK ideographs and extensions,
+ * compatibility ideographs, kana, Hangul syllables and jamo, fullwidth forms and CJK
+ * punctuation. Shared with the session log's rank counter.
+ */
+export function isCjkCodePoint(cp: number): boolean {
+  return (
     (cp >= 0x3400 && cp <= 0x4dbf) ||
     (cp >= 0x4e00 && cp <= 0x9fff) ||
     (cp >= 0xf900 && cp <= 0xfaff) ||
@@ -51,10 +61,7 @@ function quarterWeight(cp: number): number {
     (cp >= 0x3130 && cp <= 0x318f) ||
     (cp >= 0xff00 && cp <= 0xffef) ||
     (cp >= 0x3000 && cp <= 0x303f)
-  ) {
-    return 6;
-  }
-  return cp > 0xffff ? 8 : 1;
+  );
 }
 
 /**

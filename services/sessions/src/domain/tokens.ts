@@ -9,23 +9,10 @@
 import type { FileBlock, ImageBlock, LogEvent } from './events';
 import { isMessageEvent } from './events';
 import { toolArgsJson } from './text';
+import { isCjkCodePoint } from '@ctxmesh/kernel';
 
-/** True for a code point the rank counter prices at one token (CJK, kana, Hangul, fullwidth). */
-export function isCjkCodePoint(cp: number): boolean {
-  return (
-    (cp >= 0x3400 && cp <= 0x4dbf) ||
-    (cp >= 0x4e00 && cp <= 0x9fff) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0x20000 && cp <= 0x2ebef) ||
-    (cp >= 0x3040 && cp <= 0x30ff) ||
-    (cp >= 0x31f0 && cp <= 0x31ff) ||
-    (cp >= 0xac00 && cp <= 0xd7af) ||
-    (cp >= 0x1100 && cp <= 0x11ff) ||
-    (cp >= 0x3130 && cp <= 0x318f) ||
-    (cp >= 0xff00 && cp <= 0xffef) ||
-    (cp >= 0x3000 && cp <= 0x303f)
-  );
-}
+/** True for a code point the rank counter prices at one token (CJK, kana, Hangul, fullwidth): the estimator's ranges. */
+export { isCjkCodePoint };
 
 /**
  * The CJK-aware rank counter: one token per CJK code point, one per four other code points

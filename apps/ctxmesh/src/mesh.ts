@@ -9,7 +9,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createOutliner } from '@ctxmesh/outline';
+import { loadOutline } from '@ctxmesh/outline';
 import { startBudgetRender } from '@ctxmesh/budget-render';
 import { loadGatherConfig, startGather } from '@ctxmesh/gather';
 import { loadGatewayConfig, startGateway } from '@ctxmesh/gateway';
@@ -134,12 +134,7 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
     const theBus = bus;
     closers.push(() => theBus.close());
 
-    const outliner = await createOutliner()
-      .then((o) => o.outline)
-      .catch((err: unknown) => {
-        log.warn({ err }, 'code outliner unavailable; code files get document overviews');
-        return null;
-      });
+    const outliner = await loadOutline((err) => log.warn({ err }, 'code outliner unavailable; code files get document overviews'));
 
     // Leaf services on free loopback ports.
     const servers: Record<string, RunningServer> = {};

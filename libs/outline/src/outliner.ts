@@ -237,3 +237,19 @@ function outlineWith(entry: Loaded, filename: string, source: string, limits: Re
   }
 }
 
+/**
+ * The outliner's `outline`, or null when tree-sitter cannot load: the outliner is an optional
+ * quality feature (code files then get the generic document overview, context-contract §4.4
+ * rules 3–4), never a reason to refuse to start. `onFailure` hears why (log it).
+ */
+export async function loadOutline(
+  onFailure: (err: unknown) => void = () => undefined,
+  options: OutlinerOptions = {},
+): Promise<Outliner['outline'] | null> {
+  try {
+    return (await createOutliner(options)).outline;
+  } catch (err) {
+    onFailure(err);
+    return null;
+  }
+}

@@ -6,7 +6,7 @@
  * back to an embedded store.
  */
 import type { CodeOutliner } from '@ctxmesh/kernel';
-import { createOutliner } from '@ctxmesh/outline';
+import { loadOutline } from '@ctxmesh/outline';
 import { connectNats, createLogger, runMain } from '@ctxmesh/runtime';
 import { NatsEventBus, createEmbedder, openVectorStore, type EventBus } from '@ctxmesh/stores';
 import type { Logger } from 'pino';
@@ -19,14 +19,9 @@ type Closer = () => Promise<void>;
 /** Retries of a failed embeddings call: the indexer acks only after a write, so a blip is worth retrying. */
 const EMBED_RETRIES = 2;
 
-/** The code outliner, or null (with a warning) when tree-sitter cannot load: overviews then skip rule 2. */
-export async function loadOutliner(log: Logger): Promise<CodeOutliner | null> {
-  try {
-    return (await createOutliner()).outline;
-  } catch (err) {
-    log.warn({ err }, 'code outliner unavailable; code files get document overviews');
-    return null;
-  }
+/** The code outliner, or null (logged) when tree-sitter cannot load: code files then get the document overview. */
+export function loadOutliner(log: Logger): Promise<CodeOutliner | null> {
+  return loadOutline((err) => log.warn({ err }, 'code outliner unavailable; code files get document overviews'));
 }
 
 /** Run the indexer as its own process. */

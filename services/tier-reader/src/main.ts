@@ -3,24 +3,16 @@
  * (Telemetry is started by the CLI before any gRPC module loads.)
  */
 import type { CodeOutliner } from '@ctxmesh/kernel';
-import { createOutliner } from '@ctxmesh/outline';
+import { loadOutline } from '@ctxmesh/outline';
 import { createLogger, runMain } from '@ctxmesh/runtime';
 import { createEmbedder, openVectorStore } from '@ctxmesh/stores';
 import type { Logger } from 'pino';
 import { loadTierReaderConfig } from './config';
 import { startTierReader } from './start';
 
-/**
- * Load the code outliner; a failure is logged and leaves code files with the generic document
- * overview (the outliner is an optional quality feature, not a dependency).
- */
-export async function loadOutliner(log: Logger): Promise<CodeOutliner | null> {
-  try {
-    return (await createOutliner()).outline;
-  } catch (err) {
-    log.warn({ err }, 'code outliner unavailable: code files get the generic document overview');
-    return null;
-  }
+/** The code outliner, or null (logged) when tree-sitter cannot load: code files then get the document overview. */
+export function loadOutliner(log: Logger): Promise<CodeOutliner | null> {
+  return loadOutline((err) => log.warn({ err }, 'code outliner unavailable; code files get document overviews'));
 }
 
 /** Run tier-reader as its own process. */

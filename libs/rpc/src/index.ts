@@ -3,3 +3,4 @@ export * from './budget';
 export * from './server';
 export * from './client';
 export * from './health';
+export * from './identity';

@@ -5,7 +5,7 @@ import { Code, CtxError } from '@ctxmesh/rpc';
 import { InvalidFilterError } from '../domain/filter';
 import { imageOnlyRejection } from '../domain/rejections';
 import { AccessDeniedError } from '@ctxmesh/stores';
-import { asOfMs, roleOf, scopeOf, toWireError } from './common';
+import { asOfMs, scopeOf, toWireError } from './common';
 
 const id = (over: Partial<common.Identity> = {}): common.Identity => ({
   accountId: 'acme',
@@ -25,12 +25,6 @@ function wire(e: unknown): CtxError {
   }
   throw new Error('toWireError returned');
 }
-
-describe('roleOf', () => {
-  it('maps root and admin, and everything else to user', () => {
-    expect([common.Role.ROLE_ROOT, common.Role.ROLE_ADMIN, common.Role.ROLE_USER, common.Role.ROLE_UNSPECIFIED, undefined].map(roleOf)).toEqual(['root', 'admin', 'user', 'user', 'user']);
-  });
-});
 
 describe('scopeOf', () => {
   it('builds the caller scope, blank actor peer and workspace meaning none', () => {

@@ -3,20 +3,13 @@
  * `as_of` instant, and the one mapping from domain failures to wire errors.
  */
 import { EmbedderError } from '@ctxmesh/embedder';
-import { isRequestRejection, type CallerRole } from '@ctxmesh/kernel';
+import { isRequestRejection } from '@ctxmesh/kernel';
 import { common } from '@ctxmesh/proto';
-import { Code, CtxError } from '@ctxmesh/rpc';
+import { Code, CtxError, requireCaller } from '@ctxmesh/rpc';
 import { isUnsupportedFilter } from '../domain/context';
 import { InvalidFilterError } from '../domain/filter';
 import { reasonOf, RejectReason } from '../domain/rejections';
 import { AccessDeniedError, type CallerScope } from '@ctxmesh/stores';
-
-/** Role on the wire → kernel role (unspecified = user, as the proto says). */
-export function roleOf(role: common.Role | undefined): CallerRole {
-  if (role === common.Role.ROLE_ROOT) return 'root';
-  if (role === common.Role.ROLE_ADMIN) return 'admin';
-  return 'user';
-}
 
 /**
  * The caller scope of a request. An empty workspace means "no workspace restriction": list and
@@ -24,12 +17,7 @@ export function roleOf(role: common.Role | undefined): CallerRole {
  * @throws CtxError INVALID_ARGUMENT `MISSING_IDENTITY` without an account or user
  */
 export function scopeOf(identity: common.Identity | undefined): CallerScope {
-  const account = identity?.accountId.trim() ?? '';
-  const user = identity?.userId.trim() ?? '';
-  if (!account || !user) throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id and user_id is required');
-  const actor = identity?.actorPeerId.trim() ?? '';
-  const workspace = identity?.workspace.trim() ?? '';
-  return { account, user, role: roleOf(identity?.role), actorPeer: actor || null, workspace: workspace || null };
+  return requireCaller(identity);
 }
 
 /**

@@ -1,6 +1,6 @@
 /** Request checks shared by the ledger handlers. */
 import type { common } from '@ctxmesh/proto';
-import { Code, CtxError, type Budget } from '@ctxmesh/rpc';
+import { Code, CtxError, requireCaller, type Budget } from '@ctxmesh/rpc';
 import type { LedgerKey } from '@ctxmesh/stores';
 import { LedgerRequestError } from '../domain/ledger';
 
@@ -10,10 +10,8 @@ import { LedgerRequestError } from '../domain/ledger';
  *   (the gateway always sets both; a ledger without them would be shared across tenants)
  */
 export function ledgerKey(identity: common.Identity | undefined, sessionId: string): LedgerKey {
-  if (!identity || identity.accountId === '' || identity.userId === '') {
-    throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id and user_id is required');
-  }
-  return { account: identity.accountId, user: identity.userId, sessionId };
+  const { account, user } = requireCaller(identity);
+  return { account, user, sessionId };
 }
 
 /** Map a domain validation error to INVALID_ARGUMENT (reason `BAD_<FIELD>`); rethrow anything else. */

@@ -4,7 +4,7 @@
  * proto ↔ domain conversions several RPCs share.
  */
 import type { common, sessions } from '@ctxmesh/proto';
-import { Code, CtxError } from '@ctxmesh/rpc';
+import { Code, CtxError, requireCaller } from '@ctxmesh/rpc';
 import type { SessionKey } from '@ctxmesh/stores';
 import type { RangeRow, RouteInput, SessionLog, SessionsErrorCode, WindowInput, WorkspaceCaller, Workspaces } from '../domain';
 import { SessionsError } from '../domain';
@@ -52,10 +52,8 @@ export async function domainCall<T>(fn: () => Promise<T>): Promise<T> {
  *   sets both; a session without them would be shared across tenants)
  */
 export function callerOf(identity: common.Identity | undefined): WorkspaceCaller {
-  if (!identity || identity.accountId === '' || identity.userId === '') {
-    throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id and user_id is required', { metadata: { field: 'identity' } });
-  }
-  return { account: identity.accountId, user: identity.userId, hint: identity.workspace };
+  const { account, user } = requireCaller(identity);
+  return { account, user, hint: identity?.workspace ?? '' };
 }
 
 /** The session key of a request (the session id itself is checked by the domain). */

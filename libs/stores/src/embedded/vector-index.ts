@@ -1,6 +1,6 @@
 import { lexicalTerms } from '@ctxmesh/embedder';
 import { monotoneScores, reciprocalRankFusion } from '../fusion';
-import { IndexDimensionMismatchError, InvalidRecordError } from '../ports/errors';
+import { IndexDimensionMismatchError, InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import type {
   FieldSet,
   IndexStats,
@@ -471,26 +471,6 @@ export class EmbeddedVectorIndex implements VectorIndex {
 
   // ---------------------------------------------------------------- writes
 
-  /** @returns the account of the document (every record's) */
-  private validate(docUri: string, records: NodeRecord[]): string {
-    if (typeof docUri !== 'string' || !docUri.startsWith('viking://')) throw new InvalidRecordError(`docUri must be a viking:// URI: ${JSON.stringify(docUri)}`);
-    // A document is (account, docUri), and an empty list names no account: deleting is deleteDocument's job.
-    if (records.length === 0) throw new InvalidRecordError(`no records for ${docUri}: delete a document with deleteDocument(account, uri)`);
-    const seen = new Set<string>();
-    for (const r of records) {
-      if (r.docUri !== docUri) throw new InvalidRecordError(`record ${r.uri} has docUri ${r.docUri}, expected ${docUri}`);
-      if (!r.uri || !r.uri.startsWith('viking://')) throw new InvalidRecordError(`record uri must be a viking:// URI: ${JSON.stringify(r.uri)}`);
-      if (seen.has(r.uri)) throw new InvalidRecordError(`duplicate uri ${r.uri} in one document`);
-      seen.add(r.uri);
-      if (!(r.vector instanceof Float32Array) || r.vector.length !== this.dimension) {
-        throw new InvalidRecordError(`record ${r.uri} has a vector of length ${r.vector?.length}, expected ${this.dimension}`);
-      }
-      if (!r.account) throw new InvalidRecordError(`record ${r.uri} has no account`);
-    }
-    const account = records[0].account;
-    if (records.some((r) => r.account !== account)) throw new InvalidRecordError(`records of ${docUri} span several accounts`);
-    return account;
-  }
 
   private deleteIds(ids: number[]): void {
     for (const id of ids) {
@@ -555,7 +535,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
    */
   async replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean> {
     this.assertOpen();
-    const account = this.validate(docUri, records);
+    const account = validateDocumentRecords(docUri, records, this.dimension);
     const tx = this.db.transaction((): boolean => {
       const existing = this.st.docRows.all(account, docUri) as Array<{ id: number; content_hash: string }>;
       if (existing.length > 0) {

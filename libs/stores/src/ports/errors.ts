@@ -2,6 +2,7 @@
  * Errors every VectorIndex adapter throws for the same caller mistakes, so callers map them
  * once (e.g. gather: UnsupportedFilterError → INVALID_ARGUMENT) whatever store is configured.
  */
+import type { NodeRecord } from './vector-index';
 
 /** A record or query that does not fit the index (wrong dimension, mixed documents or accounts, bad URI, no account). */
 export class InvalidRecordError extends Error {
@@ -26,4 +27,31 @@ export class IndexDimensionMismatchError extends Error {
   ) {
     super(`vector index was created with dimension ${stored}, opened with ${requested}`);
   }
+}
+
+/**
+ * Check the records of one `replaceDocument` call against the port's rules: a viking:// document
+ * URI, at least one record, every record of that document with a unique viking:// URI, a vector
+ * of the index's dimension and one shared account.
+ * @returns the account of the document (every record's)
+ * @throws InvalidRecordError naming the first broken rule
+ */
+export function validateDocumentRecords(docUri: string, records: readonly NodeRecord[], dimension: number): string {
+  if (typeof docUri !== 'string' || !docUri.startsWith('viking://')) throw new InvalidRecordError(`docUri must be a viking:// URI: ${JSON.stringify(docUri)}`);
+  // A document is (account, docUri), and an empty list names no account: deleting is deleteDocument's job.
+  if (records.length === 0) throw new InvalidRecordError(`no records for ${docUri}: delete a document with deleteDocument(account, uri)`);
+  const seen = new Set<string>();
+  for (const r of records) {
+    if (r.docUri !== docUri) throw new InvalidRecordError(`record ${r.uri} has docUri ${r.docUri}, expected ${docUri}`);
+    if (!r.uri || !r.uri.startsWith('viking://')) throw new InvalidRecordError(`record uri must be a viking:// URI: ${JSON.stringify(r.uri)}`);
+    if (seen.has(r.uri)) throw new InvalidRecordError(`duplicate uri ${r.uri} in one document`);
+    seen.add(r.uri);
+    if (!(r.vector instanceof Float32Array) || r.vector.length !== dimension) {
+      throw new InvalidRecordError(`record ${r.uri} has a vector of length ${r.vector?.length}, expected ${dimension}`);
+    }
+    if (!r.account) throw new InvalidRecordError(`record ${r.uri} has no account`);
+  }
+  const account = records[0].account;
+  if (records.some((r) => r.account !== account)) throw new InvalidRecordError(`records of ${docUri} span several accounts`);
+  return account;
 }

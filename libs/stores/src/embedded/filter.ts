@@ -1,5 +1,6 @@
 import { UnsupportedFilterError } from '../ports/errors';
 import type { FilterNode, SearchQuery, Visibility } from '../ports/vector-index';
+import { filterNumber, filterTime } from '../filter-values';
 
 /**
  * Interned string dictionary: every low-cardinality string column (context type, category,
@@ -93,21 +94,8 @@ function field(name: string): (typeof FIELDS)[string] {
   return f;
 }
 
-/** Parse a time bound: a number is ms since epoch, a string is ISO-8601. */
-function timeValue(v: unknown, what: string): number {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string') {
-    const t = Date.parse(v);
-    if (!Number.isNaN(t)) return t;
-  }
-  throw new UnsupportedFilterError(`${what}: not a time: ${JSON.stringify(v)}`);
-}
-
 function numValue(v: unknown, time: boolean, what: string): number {
-  if (time) return timeValue(v, what);
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-  if (!Number.isFinite(n)) throw new UnsupportedFilterError(`${what}: not a number: ${JSON.stringify(v)}`);
-  return n;
+  return time ? filterTime(v, what) : filterNumber(v, what);
 }
 
 /** Numeric bound test; NaN (a null column) never satisfies a bound. */
@@ -204,7 +192,7 @@ export function compileFilter(node: FilterNode | null | undefined, dict: Diction
       const f = field(n.field);
       if (f.kind !== 'num') throw new UnsupportedFilterError(`${op}: field '${n.field}' is not numeric`);
       if (op === 'time_range' && !f.time) throw new UnsupportedFilterError(`time_range: field '${n.field}' is not a time`);
-      const conv = op === 'time_range' ? (v: unknown, w: string) => timeValue(v, `time_range ${w}`) : (v: unknown, w: string) => numValue(v, f.time, `range ${w}`);
+      const conv = op === 'time_range' ? (v: unknown, w: string) => filterTime(v, `time_range ${w}`) : (v: unknown, w: string) => numValue(v, f.time, `range ${w}`);
       const [lo, loIncl, hi, hiIncl] = boundsOf(n, conv);
       return rangePredicate(c[f.col], lo, loIncl, hi, hiIncl);
     }

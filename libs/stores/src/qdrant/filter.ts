@@ -4,6 +4,7 @@ import { defaultScopeRoots } from '../scope';
 import type { FilterNode, SearchQuery, Visibility } from '../ports/vector-index';
 import { normalizePrefix } from './payload';
 import { P, STATE_LIVE } from './schema';
+import { filterNumber, filterTime } from '../filter-values';
 
 type Condition = Schemas['Condition'];
 type Filter = Schemas['Filter'];
@@ -42,21 +43,8 @@ function field(name: unknown): { key: string; kind: FieldKind } {
   return f;
 }
 
-/** A time bound: a number is ms since epoch, a string is ISO-8601. */
-function timeValue(v: unknown, what: string): number {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string') {
-    const t = Date.parse(v);
-    if (!Number.isNaN(t)) return t;
-  }
-  throw new UnsupportedFilterError(`${what}: not a time: ${JSON.stringify(v)}`);
-}
-
 function numValue(v: unknown, kind: FieldKind, what: string): number {
-  if (kind === 'time') return timeValue(v, what);
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-  if (!Number.isFinite(n)) throw new UnsupportedFilterError(`${what}: not a number: ${JSON.stringify(v)}`);
-  return n;
+  return kind === 'time' ? filterTime(v, what) : filterNumber(v, what);
 }
 
 function present(v: unknown): boolean {
@@ -111,7 +99,7 @@ export function filterCondition(node: FilterNode): Condition {
       if (f.kind !== 'int' && f.kind !== 'time') throw new UnsupportedFilterError(`${op}: field '${String(n.field)}' is not numeric`);
       if (op === 'time_range' && f.kind !== 'time') throw new UnsupportedFilterError(`time_range: field '${String(n.field)}' is not a time`);
       const conv = (v: unknown, w: string): number =>
-        op === 'time_range' ? timeValue(v, `time_range ${w}`) : numValue(v, f.kind, `range ${w}`);
+        op === 'time_range' ? filterTime(v, `time_range ${w}`) : numValue(v, f.kind, `range ${w}`);
       const range: Schemas['Range'] = {};
       if (present(n.gte)) range.gte = conv(n.gte, 'gte');
       if (present(n.gt)) range.gt = conv(n.gt, 'gt');

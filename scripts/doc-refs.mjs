@@ -57,10 +57,11 @@ const SKIP = [/^libs\/proto\/src\/gen\//, /(^|\/)package-lock\.json$/, /(^|\/)no
 const ID_ALT = Object.keys(DOCS)
   .sort((a, b) => b.length - a.length)
   .join('|');
-// An id (optionally `.md`, a closing backtick, an opening parenthesis) right before the sign.
-const PREFIX = new RegExp(`(?:^|[^\\w-])(${ID_ALT})(?:\\.md)?\`?\\s*\\(?\\s*$`, 'i');
+// An id right before the sign: `overflow-recovery S3.6`, `context-contract.md` S1, a markdown
+// link `[plugin-client](plugin-client.md) S1.3`, or `context-contract (S1.7)`.
+const PREFIX = new RegExp(`(?:^|[^\\w-])(${ID_ALT})(?:\\.md)?[\`)]?\\s*\\(?\\s*$`, 'i');
 // The same at the end of a line, for a reference that starts the next comment line.
-const LINE_END_ID = new RegExp(`(?:^|[^\\w-])(${ID_ALT})(?:\\.md)?\`?\\s*\\(?\\s*$`, 'i');
+const LINE_END_ID = PREFIX;
 // Nothing but comment decoration before the sign.
 const DECORATION_ONLY = /^\s*(?:\/\/+|\/\*+|\*|#+|<!--)?\s*\(?\s*$/;
 // A reference: the sign, a section number, optionally a range to another (`–S5.4`, `-5.4`).

@@ -187,7 +187,8 @@ export function problemsOf(refs, docs, opts = {}) {
     for (const s of r.sections) {
       if (!sections.has(s)) problems.push(`${where}: ${r.raw} → ${r.doc} ${SIGN}${s} (${via}): no such section in ${DOCS[r.doc]}`);
     }
-    if (opts.strict && r.how === 'default') {
+    // In docs/, a bare reference always means the page itself: never ambiguous.
+    if (opts.strict && r.how === 'default' && !r.path.startsWith('docs/')) {
       const others = [...(explicitByFile.get(r.path) ?? [])].filter((d) => d !== r.doc);
       if (others.length > 0) problems.push(`${where}: ${r.raw} is bare but the file also cites ${others.join(', ')}: give it a prefix`);
     }

@@ -1,5 +1,5 @@
 // Tests of scripts/doc-refs.mjs: `node --test scripts/doc-refs.test.mjs`. The section sign is
-// written as S (\u00a7) so that this file cites nothing itself.
+// written as S (\u00a7), and named references are assembled, so that this file cites nothing.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +9,8 @@ import { describe, it } from 'node:test';
 import { DOCS, defaultDocFor, extractRefs, loadDocs, main, parseSections, problemsOf } from './doc-refs.mjs';
 
 const S = '\u00a7';
+/** A named reference (the id, a space, quoted heading words), assembled so that this source holds none. */
+const named = (words) => `retrieve-contract ${'"'}${words}"`;
 
 /** Sections map of a tiny document. */
 const sections = (...ids) => new Map(ids.map((id) => [id, `title ${id}`]));
@@ -88,7 +90,7 @@ describe('extractRefs', () => {
   });
 
   it('finds headings named by their words', () => {
-    const refs = extractRefs('graph assist (retrieve-contract "Stages"): …', 'a.ts');
+    const refs = extractRefs(`graph assist (${named('Stages')}): …`, 'a.ts');
     assert.deepEqual(
       refs.map((r) => [r.doc, r.name, r.how]),
       [['retrieve-contract', 'Stages', 'named']],
@@ -132,8 +134,8 @@ describe('problemsOf', () => {
   });
 
   it('matches named headings by their words, case-insensitively', () => {
-    assert.deepEqual(problemsOf(at('a.ts', 'retrieve-contract "stages"'), docs), []);
-    const problems = problemsOf(at('a.ts', 'retrieve-contract "Traces"'), docs);
+    assert.deepEqual(problemsOf(at('a.ts', named('stages')), docs), []);
+    const problems = problemsOf(at('a.ts', named('Traces')), docs);
     assert.equal(problems.length, 1);
     assert.match(problems[0], /no heading of docs\/retrieve-contract\.md contains "Traces"/);
   });

@@ -2,6 +2,7 @@
  * Token counting (context-contract §5.1): the CJK-aware estimator, plus exact counting with
  * `gpt-tokenizer` encodings for callers that name one.
  */
+import { bpeCounter, countBpe, type BpeCounter } from './bpe';
 
 /** Tokenizer names a request may select. `"estimate"` is the contract's default. */
 export const TOKENIZERS = ['estimate', 'o200k_base', 'cl100k_base'] as const;
@@ -99,50 +100,36 @@ export function estimateTokens(s: string): number {
   return Math.ceil(estimateQuarters(s) / 4);
 }
 
-/** The slice of a `gpt-tokenizer` encoding module that counting needs. */
-interface Encoding {
-  countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
-  isWithinTokenLimit(text: string, limit: number, options?: { disallowedSpecial?: Set<string> }): number | false;
-}
-
-const encodings = new Map<TokenizerName, Encoding>();
-
-// Special-token strings inside content (e.g. "<|endoftext|>") are ordinary text for
-// budgeting; gpt-tokenizer would otherwise throw on them.
-const AS_TEXT = { disallowedSpecial: new Set<string>() };
+const counters = new Map<TokenizerName, BpeCounter>();
 
 /** Load an encoding on first use, so that the estimate path never pays for the BPE tables. */
-function encodingFor(name: Exclude<TokenizerName, 'estimate'>): Encoding {
-  let enc = encodings.get(name);
-  if (!enc) {
+function counterFor(name: Exclude<TokenizerName, 'estimate'>): BpeCounter {
+  let c = counters.get(name);
+  if (!c) {
     // Static specifiers (not a computed path) keep bundlers and tsc able to see them.
-    enc =
-      name === 'o200k_base'
-        ? (require('gpt-tokenizer/encoding/o200k_base') as Encoding)
-        : (require('gpt-tokenizer/encoding/cl100k_base') as Encoding);
-    encodings.set(name, enc);
+    c = bpeCounter(name === 'o200k_base' ? require('gpt-tokenizer/encoding/o200k_base') : require('gpt-tokenizer/encoding/cl100k_base'));
+    counters.set(name, c);
   }
-  return enc;
+  return c;
 }
 
 /**
  * Count the tokens of `text` with the named tokenizer.
  * @param tokenizer `"estimate"` (default, the §5.1 estimator), `"o200k_base"` or `"cl100k_base"`
- *   (exact BPE counts; special-token strings count as plain text)
+ *   (exact BPE counts, O(n log n) in the text's length — see `./bpe`; special-token strings
+ *   count as plain text)
  * @throws UnknownTokenizerError for any other name
  */
 export function countTokens(text: string, tokenizer: string = DEFAULT_TOKENIZER): number {
   if (tokenizer === 'estimate') return estimateTokens(text);
-  if (tokenizer === 'o200k_base' || tokenizer === 'cl100k_base') {
-    return text === '' ? 0 : encodingFor(tokenizer).countTokens(text, AS_TEXT);
-  }
+  if (tokenizer === 'o200k_base' || tokenizer === 'cl100k_base') return text === '' ? 0 : countBpe(counterFor(tokenizer), text);
   throw new UnknownTokenizerError(tokenizer);
 }
 
 /**
  * Count the tokens of `text` only as far as needed to compare with `limit`: the exact count
  * when it is at most `limit`, else `Infinity`. An exact tokenizer stops encoding once the
- * limit is passed, which keeps oversized bodies cheap to reject.
+ * limit is passed, so the cost follows the limit, not the length of an oversized body.
  * @param limit token limit (inclusive)
  * @throws UnknownTokenizerError for an unknown tokenizer name
  */
@@ -150,8 +137,7 @@ export function countTokensWithin(text: string, limit: number, tokenizer: string
   if (tokenizer === 'o200k_base' || tokenizer === 'cl100k_base') {
     if (text === '') return 0 <= limit ? 0 : Infinity;
     if (limit < 0) return Infinity;
-    const n = encodingFor(tokenizer).isWithinTokenLimit(text, limit, AS_TEXT);
-    return n === false ? Infinity : n;
+    return countBpe(counterFor(tokenizer), text, limit);
   }
   const n = countTokens(text, tokenizer);
   return n <= limit ? n : Infinity;

@@ -76,3 +76,25 @@ describe('chunkPassages', () => {
     expect(passages.flatMap(words)).toEqual(words(doc));
   });
 });
+
+// Regression (issue 12, item 1): one very long line (≈ 1 MB of words) or a CSV of 130,000
+// lines crashed the chunker with "Maximum call stack size exceeded" (a spread of a huge
+// array), and the accepted write was dead-lettered.
+describe('chunkPassages on huge inputs', () => {
+  it('chunks one line of 150,000 words', () => {
+    const line = Array.from({ length: 150_000 }, (_, i) => `w${i}`).join(' ');
+    const passages = chunkPassages(line);
+    expect(passages.length).toBeGreaterThan(100);
+    for (const p of passages) expect(estimateTokens(p)).toBeLessThanOrEqual(MAX_PASSAGE_TOKENS);
+    expect(passages[0]!.startsWith('w0 w1 ')).toBe(true);
+    expect(passages.at(-1)!.endsWith('w149999')).toBe(true);
+  });
+
+  it('chunks a 130,000-line CSV and a 1 MB word without spaces', () => {
+    const csv = ['id,name,value', ...Array.from({ length: 130_000 }, (_, i) => `${i},item${i},${i * 3}`)].join('\n');
+    const passages = chunkPassages(csv);
+    expect(passages.join('\n').split('\n')).toHaveLength(130_001);
+    const blob = chunkPassages('x'.repeat(1_000_000));
+    expect(blob.join('')).toHaveLength(1_000_000);
+  });
+});

@@ -23,6 +23,8 @@ interface Unit {
 
 const HEADING = /^#{1,6}[ \t]/;
 const FENCE = /^[ \t]{0,3}(```|~~~)/;
+/** A word and the whitespace after it (the split points of an overlong line). */
+const WORD = /\S+\s*|^\s+/gu;
 
 function unit(text: string, sep: string, heading = false): Unit {
   return { text, sep, q: estimateQuarters(text), heading, group: 0 };
@@ -53,18 +55,19 @@ function blocks(lines: string[], startsBlock: (line: string) => boolean, isSepar
   return out;
 }
 
-/** Split one overlong line at spaces, and a word still too long at code points. */
-function splitLine(line: string, maxQ: number): Unit[] {
-  const out: Unit[] = [];
-  const words = line.split(/(?<=\s)(?=\S)/u);
+/**
+ * Units of one overlong line: its words, and a word still too long cut at code points. Lazy,
+ * so a 1 MB line of 150,000 words never exists as an array of words or of units.
+ */
+function* splitLine(line: string, maxQ: number): Generator<Unit> {
   let sep = '\n';
-  for (const w of words) {
+  for (const [w] of line.matchAll(WORD)) {
     const word = w.trimEnd();
     if (word === '') continue;
     const wu = unit(word, sep);
     sep = ' ';
     if (wu.q <= maxQ) {
-      out.push(wu);
+      yield wu;
       continue;
     }
     // One "word" above the limit (CJK prose, a blob): cut at code points.
@@ -74,7 +77,7 @@ function splitLine(line: string, maxQ: number): Unit[] {
     for (const ch of word) {
       const cq = estimateQuarters(ch);
       if (q + cq > maxQ && piece !== '') {
-        out.push({ text: piece, sep: pieceSep, q, heading: false, group: 0 });
+        yield { text: piece, sep: pieceSep, q, heading: false, group: 0 };
         pieceSep = '';
         piece = '';
         q = 0;
@@ -82,22 +85,56 @@ function splitLine(line: string, maxQ: number): Unit[] {
       piece += ch;
       q += cq;
     }
-    if (piece !== '') out.push({ text: piece, sep: pieceSep, q, heading: false, group: 0 });
+    if (piece !== '') yield { text: piece, sep: pieceSep, q, heading: false, group: 0 };
   }
-  return out;
 }
 
 /** Units of a block above the limit: its lines, and overlong lines split further. */
-function splitBlock(lines: string[], maxQ: number): Unit[] {
-  const out: Unit[] = [];
+function* splitBlock(lines: string[], maxQ: number): Generator<Unit> {
   for (const line of lines) {
     const text = line.trimEnd();
     if (text.trim() === '') continue;
     const u = unit(text, '\n', HEADING.test(text));
-    if (u.q <= maxQ) out.push(u);
-    else out.push(...splitLine(text, maxQ));
+    if (u.q <= maxQ) yield u;
+    else yield* splitLine(text, maxQ);
   }
-  return out;
+}
+
+/**
+ * The units of a body above the limit, in order: sections that fit whole, else their
+ * paragraphs, lines, words and code points (see {@link chunkPassages}).
+ */
+function* unitsOf(body: string, maxQ: number): Generator<Unit> {
+  const lines = body.split(/\r?\n/);
+  let split = 0;
+  for (const section of blocks(lines, (l) => HEADING.test(l), () => false)) {
+    const sText = section.join('\n').trim();
+    if (sText === '') continue;
+    const su = unit(sText, '\n\n', HEADING.test(sText));
+    if (su.q <= maxQ) {
+      yield su;
+      continue;
+    }
+    // A section above the limit gets passages of its own: its pieces never share a passage
+    // with a neighbouring section.
+    const group = ++split;
+    let firstPara = true;
+    for (const para of blocks(section, () => false, (l) => l.trim() === '')) {
+      const pText = para.join('\n').trim();
+      if (pText === '') continue;
+      const pu = unit(pText, '\n\n', firstPara && su.heading);
+      firstPara = false;
+      if (pu.q <= maxQ) {
+        yield { ...pu, group };
+        continue;
+      }
+      let first = true;
+      for (const u of splitBlock(para, maxQ)) {
+        yield { ...u, group, sep: first ? '\n\n' : u.sep };
+        first = false;
+      }
+    }
+  }
 }
 
 /**
@@ -117,40 +154,11 @@ export function chunkPassages(text: string, maxTokens = MAX_PASSAGE_TOKENS): str
   const maxQ = Math.max(1, maxTokens) * 4;
   if (estimateQuarters(body) <= maxQ) return [body];
 
-  const lines = body.split(/\r?\n/);
-  const units: Unit[] = [];
-  let split = 0;
-  for (const section of blocks(lines, (l) => HEADING.test(l), () => false)) {
-    const sText = section.join('\n').trim();
-    if (sText === '') continue;
-    const su = unit(sText, '\n\n', HEADING.test(sText));
-    if (su.q <= maxQ) {
-      units.push(su);
-      continue;
-    }
-    // A section above the limit gets passages of its own: its pieces never share a passage
-    // with a neighbouring section.
-    const group = ++split;
-    let firstPara = true;
-    for (const para of blocks(section, () => false, (l) => l.trim() === '')) {
-      const pText = para.join('\n').trim();
-      if (pText === '') continue;
-      const pu = unit(pText, '\n\n', firstPara && su.heading);
-      firstPara = false;
-      if (pu.q <= maxQ) units.push({ ...pu, group });
-      else {
-        const parts = splitBlock(para, maxQ).map((u) => ({ ...u, group }));
-        if (parts.length > 0) parts[0] = { ...parts[0]!, sep: '\n\n' };
-        units.push(...parts);
-      }
-    }
-  }
-
   const passages: string[] = [];
   let cur = '';
   let curQ = 0;
   let curGroup = 0;
-  for (const u of units) {
+  for (const u of unitsOf(body, maxQ)) {
     if (cur === '') {
       cur = u.text;
       curQ = u.q;

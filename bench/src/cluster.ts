@@ -130,7 +130,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       const c = children.get(s);
       if (c) await stopChild(c);
     }
-    await deleteStreams(opts.natsUrl, [bus.CTXMESH_INGEST_STREAM!, NatsEventBus.deadLetterStream(bus.CTXMESH_INGEST_STREAM!)]).catch(() => undefined);
+    await deleteStreams(opts.natsUrl, NatsEventBus.streamsOf(bus.CTXMESH_INGEST_STREAM!)).catch(() => undefined);
   };
   try {
     for (const s of SERVICES) {

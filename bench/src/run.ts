@@ -346,7 +346,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
           try {
             report.ingest!.nats = await withMesh(meshEnv(join(scratch, 'ingest-nats'), { NATS_URL: natsUrl, ...names }), (_m, client) => ingestThroughGateway(client, items, o.ingestConcurrency));
           } finally {
-            await deleteStreams(natsUrl, [names.CTXMESH_INGEST_STREAM!, NatsEventBus.deadLetterStream(names.CTXMESH_INGEST_STREAM!)]).catch(() => undefined);
+            await deleteStreams(natsUrl, NatsEventBus.streamsOf(names.CTXMESH_INGEST_STREAM!)).catch(() => undefined);
           }
           log(`ingest (NATS): ${fmt(report.ingest!.nats.docsPerSecond)} docs/s`);
         });

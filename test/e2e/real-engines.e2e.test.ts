@@ -12,6 +12,7 @@ import { startIndexer } from '@ctxmesh/indexer';
 import { callGateway, startMesh, type Mesh } from '@ctxmesh/ctxmesh';
 import { eventually, natsUrl, redisUrl, uniqueName } from '@ctxmesh/testing';
 import { connectNats } from '@ctxmesh/runtime';
+import { NatsEventBus } from '@ctxmesh/stores';
 import Redis from 'ioredis';
 
 interface ContextResult {
@@ -54,7 +55,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
   // Leave nothing behind on the shared servers.
   const nc = await connectNats(natsUrl(), 'e2e-cleanup');
-  for (const stream of [`ING_${tag}`, `ING_${tag}_DLQ`]) {
+  for (const stream of NatsEventBus.streamsOf(`ING_${tag}`)) {
     await nc.request(`$JS.API.STREAM.DELETE.${stream}`, new Uint8Array(), { timeout: 2000 }).catch(() => undefined);
   }
   await nc.close();

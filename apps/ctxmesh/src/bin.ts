@@ -6,6 +6,7 @@
  *   ctxmesh serve <service>       one service, as a container runs it
  *   ctxmesh ingest <dir>          load a folder (progress bar, summary)
  *   ctxmesh search "<query>"      print what an agent would get (--mode list|context|find)
+ *   ctxmesh dead-letters          the writes the indexer gave up on (--limit N, --json)
  *   ctxmesh probe <target>        health probe for containers: http://host:port or host:port (gRPC)
  *
  * Telemetry starts before any gRPC/HTTP module is loaded, so service modules are required
@@ -20,6 +21,7 @@ const USAGE = `usage:
   ctxmesh serve <service>                run one service: ${SERVICES.join(', ')}
   ctxmesh ingest <dir> [--user U] [--prefix viking://resources/x] [--url URL] [--concurrency N]
   ctxmesh search "<query>" [--mode list|context|find] [--limit N] [--max-tokens N] [--purpose chat|coding] [--target URI] [--json] [--url URL]
+  ctxmesh dead-letters [--limit N] [--json] [--url URL]   writes accepted and later given up on (admins see their account's)
   ctxmesh probe <http://host:port | host:port>   exit 0 when healthy (container health checks)
   ctxmesh --version`;
 
@@ -67,6 +69,10 @@ async function main(argv: string[]): Promise<number> {
     case 'search': {
       const { searchCommand } = require('./commands') as typeof import('./commands');
       return searchCommand(positionals, flags, process.env);
+    }
+    case 'dead-letters': {
+      const { deadLettersCommand } = require('./commands') as typeof import('./commands');
+      return deadLettersCommand(flags, process.env);
     }
     case 'probe': {
       const { probeCommand } = require('./commands') as typeof import('./commands');

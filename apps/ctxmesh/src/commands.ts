@@ -5,6 +5,7 @@
  */
 import { SingleBar, Presets } from 'cli-progress';
 import { stat } from 'node:fs/promises';
+import { fetchDeadLetters, formatDeadLetters } from './dead-letters';
 import { isUp } from './http';
 import { formatSummary, planIngest, runIngest } from './ingest';
 import { runSearch, type SearchArgs } from './search';
@@ -82,6 +83,17 @@ export async function searchCommand(positionals: string[], flags: Flags, env: En
   };
   return withGateway(flags, env, async (url, apiKey) => {
     process.stdout.write((await runSearch(args, { url, apiKey })) + '\n');
+    return 0;
+  });
+}
+
+/** `ctxmesh dead-letters`: list the writes the indexer gave up on. */
+export async function deadLettersCommand(flags: Flags, env: Env): Promise<number> {
+  const limit = int(flags.limit, 'limit') ?? 100;
+  if (limit < 1 || limit > 1000) throw new Error('--limit must be from 1 to 1000');
+  return withGateway(flags, env, async (url, apiKey) => {
+    const rows = await fetchDeadLetters({ url, apiKey }, limit);
+    process.stdout.write((flags.json === true ? JSON.stringify(rows, null, 2) : formatDeadLetters(rows)) + '\n');
     return 0;
   });
 }

@@ -5,3 +5,4 @@
 export { startMesh, loadMeshConfig, DB_FILE, type Mesh, type MeshOptions } from './mesh';
 export { planIngest, runIngest, formatSummary, uriFor, type IngestItem, type IngestSummary } from './ingest';
 export { callGateway, isUp, GatewayError } from './http';
+export { fetchDeadLetters, formatDeadLetters, type DeadLetterRow } from './dead-letters';

@@ -22,7 +22,7 @@ function names(): NatsEventBusOptions {
 
 async function dropStreams(nc: NatsConnection, stream: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
-  for (const s of [stream, NatsEventBus.deadLetterStream(stream)]) await jsm.streams.delete(s).catch(() => false);
+  for (const s of NatsEventBus.streamsOf(stream)) await jsm.streams.delete(s).catch(() => false);
 }
 
 describeEventBusContract('nats-jetstream', async () => {

@@ -6,7 +6,7 @@
  * OTEL_TRACES_EXPORTER) is configured, so a laptop run pays nothing for it. Start it before
  * anything imports grpc-js or http (STYLE B7 step 2).
  */
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Process-wide metrics registry (`GET /metrics`). */
 export const registry = new Registry();
@@ -44,6 +44,16 @@ export const ingestEvents = new Counter({
   name: 'ctxmesh_ingest_events_total',
   help: 'Ingest events handled by the indexer',
   labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+/**
+ * Dead letters the ingest bus holds (writes accepted and later given up on), read from the
+ * bus when `/metrics` is scraped (the gateway sets it just before rendering).
+ */
+export const deadLetters = new Gauge({
+  name: 'ctxmesh_ingest_dead_letters',
+  help: 'Dead letters held by the ingest bus (writes accepted, then given up on)',
   registers: [registry],
 });
 

@@ -213,6 +213,9 @@ describe('NATS JetStream bus', () => {
       awaitDone: (id, signal) => bus.awaitDone(id, signal),
       notifyDone: (n) => bus.notifyDone(n),
       deadLetters: (limit) => bus.deadLetters(limit),
+      deadLetterCount: () => bus.deadLetterCount(),
+      putReceipt: (r, o) => bus.putReceipt(r, o),
+      getReceipt: (id) => bus.getReceipt(id),
       ping: () => bus.ping(),
       close: () => bus.close(),
     };
@@ -233,7 +236,7 @@ describe('NATS JetStream bus', () => {
       await idx.stop();
       await bus.close();
       // The JetStream API over core NATS: this package does not depend on @nats-io/jetstream.
-      for (const stream of [`T_${tag}`, NatsEventBus.deadLetterStream(`T_${tag}`)]) {
+      for (const stream of NatsEventBus.streamsOf(`T_${tag}`)) {
         await nc.request(`$JS.API.STREAM.DELETE.${stream}`, '', { timeout: 2000 }).catch(() => undefined);
       }
       await nc.close();

@@ -1,6 +1,7 @@
 /** Test fixtures of the indexer integration tests: write ops, publishing, and a store with injected faults. */
 import { common, indexer } from '@ctxmesh/proto';
 import type {
+  WriteReceipt,
   BusMessage,
   Consumer,
   ConsumeOptions,
@@ -163,6 +164,15 @@ export class LostAckBus implements EventBus {
   }
   deadLetters(limit?: number) {
     return this.inner.deadLetters(limit);
+  }
+  deadLetterCount() {
+    return this.inner.deadLetterCount();
+  }
+  putReceipt(receipt: WriteReceipt, opts?: { ifAbsent?: boolean }) {
+    return this.inner.putReceipt(receipt, opts);
+  }
+  getReceipt(id: string) {
+    return this.inner.getReceipt(id);
   }
   ping(): Promise<boolean> {
     return this.inner.ping();

@@ -65,7 +65,7 @@ afterEach(async () => {
   for (const b of buses.splice(0)) await b.close();
   // Plain JetStream API requests: the test needs no client library beyond the connection.
   const admin = await connectNats(natsUrl(), 'indexer-int-cleanup');
-  for (const s of [opts.stream, NatsEventBus.deadLetterStream(opts.stream)]) {
+  for (const s of NatsEventBus.streamsOf(opts.stream)) {
     await admin.request(`$JS.API.STREAM.DELETE.${s}`, undefined, { timeout: 5000 }).catch(() => undefined);
   }
   await admin.close();
@@ -82,6 +82,8 @@ describe('indexer on NATS JetStream', () => {
     const op = writeOp('viking://user/alice/memories/preferences/editor.md', 'Prefers vim keybindings in every editor.');
     const [done] = await publishAndWait(bus, [op], opts.prefix);
     expect(done).toMatchObject({ status: 'applied', nodes: 1 });
+    // The receipt a caller who did not wait polls (issue 12, item 1).
+    expect(await bus.getReceipt(op.writeId)).toMatchObject({ id: op.writeId, state: 'applied', uri: op.uri, account: op.identity!.accountId });
     const q = 'vim keybindings editor';
     const [hits] = await store.search([{ visibility: ALL, vector: embedder.embedOne(q), text: q, targets: [], filter: null, limit: 3 }]);
     expect(hits![0]!.node).toMatchObject({ uri: op.uri, category: 'preferences', contextType: 'memory', abstract: 'Prefers vim keybindings in every editor.' });
@@ -115,6 +117,8 @@ describe('indexer on NATS JetStream', () => {
     const dead = (await eventually(async () => (await bus.deadLetters()).at(0)))!;
     expect(dead).toMatchObject({ message: { id: bad.writeId, key: bad.uri }, attempts: 1 });
     expect(dead.error).toContain('valid_from');
+    expect(await bus.getReceipt(bad.writeId)).toMatchObject({ state: 'failed', reason: 'INVALID_ARGUMENT', uri: bad.uri });
+    expect(await bus.deadLetterCount()).toBe(1);
   });
 
   it('Indexer.Consume - indexer restarted between publish and ack - the write lands once - OK', async () => {

@@ -36,9 +36,9 @@ export function resolveTokenizer(name: unknown): TokenizerName {
  * Estimator weight of one code point, in quarter tokens: 6 (1.5) for the listed CJK, kana,
  * Hangul, fullwidth and CJK-punctuation ranges, 8 (2.0) for any other astral code point,
  * 1 (0.25) otherwise. Quarters keep the sum an exact integer, as Python's float sum of
- * 0.25/1.5/2.0 is exact at any realistic length.
+ * 0.25/1.5/2.0 is exact at any realistic length. (A lone surrogate is a BMP code point: 1.)
  */
-function quarterWeight(cp: number): number {
+export function quarterWeight(cp: number): number {
   if (cp < 0x1100) return 1;
   if (isCjkCodePoint(cp)) return 6;
   return cp > 0xffff ? 8 : 1;

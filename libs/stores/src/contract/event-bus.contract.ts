@@ -307,6 +307,27 @@ export function describeEventBusContract(name: string, make: () => Promise<Event
       await expect(h.bus.awaitDone('never-3', gone.signal).done).rejects.toBeInstanceOf(AwaitDoneAbortedError);
     });
 
+    it('keeps write receipts: a queued receipt never overwrites a settled one, unknown ids are null', async () => {
+      const id = `rc-${randomUUID()}`;
+      const base = { id, uri: 'viking://resources/r.md', account: 'acme', user: 'alice', atMs: 1 };
+      await expect(h.bus.getReceipt(id)).resolves.toBeNull();
+      await h.bus.putReceipt({ ...base, state: 'queued' }, { ifAbsent: true });
+      await expect(h.bus.getReceipt(id)).resolves.toEqual({ ...base, state: 'queued' });
+      await h.bus.putReceipt({ ...base, state: 'failed', reason: 'UNAVAILABLE', message: 'store down', atMs: 2 });
+      await h.bus.putReceipt({ ...base, state: 'queued', atMs: 3 }, { ifAbsent: true });
+      await expect(h.bus.getReceipt(id)).resolves.toEqual({ ...base, state: 'failed', reason: 'UNAVAILABLE', message: 'store down', atMs: 2 });
+      await h.bus.putReceipt({ ...base, id: '', state: 'queued' });
+      await expect(h.bus.getReceipt('')).resolves.toBeNull();
+    });
+
+    it('counts the dead letters it holds', async () => {
+      const before = await h.bus.deadLetterCount();
+      const subject = h.subject('dlcount');
+      await consume(options(subject), async (d) => d.deadLetter('refused'));
+      await h.bus.publish(msg(subject, `dl-${randomUUID()}`, 'k'));
+      await waitFor(async () => (await h.bus.deadLetterCount()) === before + 1, 'the dead-letter count to grow');
+    });
+
     it('answers ping', async () => {
       await expect(h.bus.ping()).resolves.toBe(true);
     });

@@ -9,6 +9,7 @@ import {
   type DoneNotice,
   type EventBus,
   type PublishOptions,
+  type WriteReceipt,
 } from '../ports/event-bus';
 import { KeyedDispatcher, type TransportDelivery } from './keyed-dispatcher';
 import { invalidSubject, subjectMatches } from './subjects';
@@ -25,6 +26,8 @@ export interface InProcEventBusOptions {
   maxAckPending?: number;
   /** Dead letters kept for {@link InProcEventBus.deadLetters}. @default 10000 */
   maxDeadLetters?: number;
+  /** Write receipts kept (the oldest are forgotten first). @default 100000 */
+  maxReceipts?: number;
   /** Clock in ms (duplicate window). @default Date.now */
   now?: () => number;
 }
@@ -80,6 +83,8 @@ export class InProcEventBus implements EventBus {
   private readonly maxMessages: number;
   private readonly maxAckPending: number;
   private readonly maxDeadLetters: number;
+  private readonly maxReceipts: number;
+  private readonly receipts = new Map<string, WriteReceipt>();
   private readonly now: () => number;
   private readonly log = new Map<number, Stored>();
   private readonly ids = new Map<string, number>();
@@ -97,6 +102,7 @@ export class InProcEventBus implements EventBus {
     this.maxMessages = opts.maxMessages ?? 100_000;
     this.maxAckPending = opts.maxAckPending ?? 1000;
     this.maxDeadLetters = opts.maxDeadLetters ?? 10_000;
+    this.maxReceipts = opts.maxReceipts ?? 100_000;
     this.now = opts.now ?? Date.now;
     this.done.setMaxListeners(0);
   }
@@ -217,6 +223,26 @@ export class InProcEventBus implements EventBus {
   /** {@inheritDoc EventBus.deadLetters} */
   async deadLetters(limit = 100): Promise<DeadLetter[]> {
     return this.dead.slice(Math.max(0, this.dead.length - limit));
+  }
+
+  /** {@inheritDoc EventBus.deadLetterCount} */
+  async deadLetterCount(): Promise<number> {
+    return this.dead.length;
+  }
+
+  /** {@inheritDoc EventBus.putReceipt} */
+  async putReceipt(receipt: WriteReceipt, opts: { ifAbsent?: boolean } = {}): Promise<void> {
+    if (receipt.id === '') return;
+    if (opts.ifAbsent && this.receipts.has(receipt.id)) return;
+    this.receipts.delete(receipt.id);
+    this.receipts.set(receipt.id, { ...receipt });
+    if (this.receipts.size > this.maxReceipts) this.receipts.delete(this.receipts.keys().next().value!);
+  }
+
+  /** {@inheritDoc EventBus.getReceipt} */
+  async getReceipt(id: string): Promise<WriteReceipt | null> {
+    const r = this.receipts.get(id);
+    return r === undefined ? null : { ...r };
   }
 
   /** {@inheritDoc EventBus.ping} */

@@ -15,6 +15,7 @@ import {
   type JsMsg,
   type StreamConfig,
 } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
 import { headers, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { KeyedDispatcher, type TransportDelivery } from '../inproc/keyed-dispatcher';
 import { subjectMatches } from '../inproc/subjects';
@@ -28,6 +29,7 @@ import {
   type DoneNotice,
   type EventBus,
   type PublishOptions,
+  type WriteReceipt,
 } from '../ports/event-bus';
 
 /** Options of {@link NatsEventBus}. */
@@ -57,8 +59,15 @@ export interface NatsEventBusOptions {
   maxAckPending?: number;
   /** Messages pulled per batch. @default 64 */
   pullBatch?: number;
+  /** Bytes the write-receipt bucket (`<stream>_RECEIPTS`) may hold; the oldest go first. @default 268435456 (256 MiB) */
+  maxReceiptBytes?: number;
   /** Failures of the bus itself (acks, pulls, dead-letter publishes). @default ignored */
   onError?: (err: unknown, context: string) => void;
+}
+
+/** KV key of a write id: base64url is within the key alphabet whatever the id holds. */
+function receiptKey(id: string): string {
+  return `w.${Buffer.from(id).toString('base64url')}`;
 }
 
 /** Header carrying the ordering key (URI-encoded, so any key fits in a header). */
@@ -121,6 +130,7 @@ export class NatsEventBus implements EventBus {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly opts: NatsEventBusOptions,
+    private readonly receipts: KV,
   ) {
     this.timeoutMs = opts.requestTimeoutMs ?? 5000;
   }
@@ -128,6 +138,16 @@ export class NatsEventBus implements EventBus {
   /** Name of the dead-letter stream for a stream name. */
   static deadLetterStream(stream: string): string {
     return `${stream}_DLQ`;
+  }
+
+  /** Name of the write-receipt KV bucket for a stream name. */
+  static receiptBucket(stream: string): string {
+    return `${stream}_RECEIPTS`;
+  }
+
+  /** Every JetStream stream a bus on `stream` creates (the stream, its dead letters, its receipt bucket), e.g. to delete them. */
+  static streamsOf(stream: string): string[] {
+    return [stream, NatsEventBus.deadLetterStream(stream), `KV_${NatsEventBus.receiptBucket(stream)}`];
   }
 
   /**
@@ -138,7 +158,16 @@ export class NatsEventBus implements EventBus {
   static async create(nc: NatsConnection, opts: NatsEventBusOptions): Promise<NatsEventBus> {
     const timeout = opts.requestTimeoutMs ?? 5000;
     const jsm = await jetstreamManager(nc, { timeout });
-    const bus = new NatsEventBus(nc, jetstream(nc, { timeout }), jsm, opts);
+    const js = jetstream(nc, { timeout });
+    // Receipts live as long as the messages they describe (the stream's max age).
+    const receipts = await new Kvm(js).create(NatsEventBus.receiptBucket(opts.stream), {
+      history: 1,
+      ttl: opts.maxAgeMs ?? 7 * 24 * 3600 * 1000,
+      max_bytes: opts.maxReceiptBytes ?? 256 * 1024 * 1024,
+      storage: opts.storage === 'memory' ? StorageType.Memory : StorageType.File,
+      replicas: opts.replicas ?? 1,
+    });
+    const bus = new NatsEventBus(nc, js, jsm, opts, receipts);
     await bus.ensureStream(opts.stream, opts.subjects);
     await bus.ensureStream(NatsEventBus.deadLetterStream(opts.stream), [opts.deadLetterSubject]);
     return bus;
@@ -361,6 +390,40 @@ export class NatsEventBus implements EventBus {
       });
     }
     return out.reverse();
+  }
+
+  /** {@inheritDoc EventBus.deadLetterCount} */
+  async deadLetterCount(): Promise<number> {
+    const { state } = await this.jsm.streams.info(NatsEventBus.deadLetterStream(this.opts.stream));
+    return state.messages;
+  }
+
+  /** {@inheritDoc EventBus.putReceipt} */
+  async putReceipt(receipt: WriteReceipt, opts: { ifAbsent?: boolean } = {}): Promise<void> {
+    if (receipt.id === '') return;
+    const key = receiptKey(receipt.id);
+    const data = JSON.stringify(receipt);
+    if (!opts.ifAbsent) {
+      await this.receipts.put(key, data);
+      return;
+    }
+    try {
+      await this.receipts.create(key, data);
+    } catch (err) {
+      // "wrong last sequence": a receipt exists (the consumer settled first); keep it.
+      const exists =
+        err instanceof JetStreamApiError &&
+        (err.code === JetStreamApiCodes.StreamWrongLastSequence || err.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown);
+      if (!exists) throw err;
+    }
+  }
+
+  /** {@inheritDoc EventBus.getReceipt} */
+  async getReceipt(id: string): Promise<WriteReceipt | null> {
+    if (id === '') return null;
+    const e = await this.receipts.get(receiptKey(id));
+    if (e === null || e.operation !== 'PUT' || e.length === 0) return null;
+    return e.json<WriteReceipt>();
   }
 
   /** Readiness: the connection is open and the stream answers within the request timeout. */

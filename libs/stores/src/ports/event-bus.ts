@@ -71,6 +71,33 @@ export interface DoneNotice {
   nodes?: number;
 }
 
+/**
+ * What the bus remembers of one write, for a caller who did not wait (`wait:false`) and polls
+ * (`GET /api/v1/content/status`): the publisher records it `queued`, the consumer `applied` or
+ * `failed` (refused, malformed, or dead-lettered after its retries). Kept for the stream's
+ * retention (NATS: a KV bucket beside the stream; in process: a bounded map).
+ */
+export interface WriteReceipt {
+  /** Write id (the bus message id). */
+  id: string;
+  /** Where the write is. */
+  state: 'queued' | 'applied' | 'failed';
+  /** Node URI. */
+  uri: string;
+  /** Writer's account: only it may read the receipt. */
+  account: string;
+  /** Writer's user: an ordinary user reads only their own receipts. */
+  user: string;
+  /** Failure reason (failed), e.g. UNAVAILABLE, INVALID_ARGUMENT, ALREADY_EXISTS. */
+  reason?: string;
+  /** Failure message (failed). */
+  message?: string;
+  /** Version hash (applied). */
+  contentHash?: string;
+  /** When this state was recorded, ms since epoch. */
+  atMs: number;
+}
+
 /** Consumer options. */
 export interface ConsumeOptions {
   /** Durable consumer name. */
@@ -137,6 +164,15 @@ export interface EventBus {
   awaitDone(id: string, signal: AbortSignal): { done: Promise<DoneNotice>; cancel(): void };
   /** The last `limit` (default 100) dead letters, oldest first, for operators and tests. */
   deadLetters(limit?: number): Promise<DeadLetter[]>;
+  /** Dead letters the bus holds now (the `ctxmesh_ingest_dead_letters` gauge). */
+  deadLetterCount(): Promise<number>;
+  /**
+   * Record a write's state. With `ifAbsent`, only when the id has no receipt yet (a publisher's
+   * `queued` never overwrites a consumer's faster `applied`). Ids that are "" are not kept.
+   */
+  putReceipt(receipt: WriteReceipt, opts?: { ifAbsent?: boolean }): Promise<void>;
+  /** The receipt of a write id, or null when unknown (never recorded, or expired). */
+  getReceipt(id: string): Promise<WriteReceipt | null>;
   /** Readiness probe. */
   ping(): Promise<boolean>;
   /** Drain and close. */

@@ -109,7 +109,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     return reply.code(404).send(e.toEnvelope());
   });
 
-  opsRoutes(app, { version: deps.version ?? '0.0.0', readiness: deps.readiness ?? [] });
+  opsRoutes(app, { version: deps.version ?? '0.0.0', readiness: deps.readiness ?? [], deadLetterCount: () => deps.bus.deadLetterCount() });
   void app.register(async (api) => {
     // Auth after the body is read, as FastAPI resolves it: malformed JSON is a 400 even
     // unauthenticated; field validation comes after the 401.

@@ -5,7 +5,7 @@
  */
 import { SCHEME } from '@ctxmesh/kernel';
 import { indexer } from '@ctxmesh/proto';
-import type { DoneNotice } from '@ctxmesh/stores';
+import type { DeadLetter, DoneNotice, WriteReceipt } from '@ctxmesh/stores';
 import {
   assertTargetsAccessible,
   bool,
@@ -165,6 +165,69 @@ export function boolQuery(query: unknown, name: string, fallback: boolean): bool
   const r = bool.check(value, ['query', name], false);
   if (!r.ok) throw new RequestValidationError(r.issues);
   return r.value;
+}
+
+/**
+ * An optional integer query parameter within [min, max].
+ * @throws RequestValidationError naming the parameter and the range
+ */
+export function intQuery(query: unknown, name: string, fallback: number, min: number, max: number): number {
+  const q = (query ?? {}) as Record<string, string | string[] | undefined>;
+  const v = q[name];
+  const value = Array.isArray(v) ? v[v.length - 1] : v;
+  if (value === undefined) return fallback;
+  const n = /^\d{1,10}$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!(n >= min && n <= max)) {
+    throw new RequestValidationError([{ loc: ['query', name], msg: `Input should be an integer from ${min} to ${max}`, type: 'int_range' }]);
+  }
+  return n;
+}
+
+/** Who may read a write receipt: its account, and in it the writer or an admin/root. */
+export function mayReadReceipt(r: Pick<WriteReceipt, 'account' | 'user'>, caller: Pick<Identity, 'accountId' | 'userId' | 'role'>): boolean {
+  return r.account === caller.accountId && (caller.role !== 'user' || r.user === caller.userId);
+}
+
+/** `result` of `GET /api/v1/content/status`. */
+export function receiptJson(r: WriteReceipt): Record<string, unknown> {
+  return {
+    write_id: r.id,
+    uri: r.uri,
+    status: r.state,
+    ...(r.state === 'applied' ? { content_hash: r.contentHash ?? '' } : {}),
+    ...(r.state === 'failed' ? { reason: r.reason ?? '', message: r.message ?? '' } : {}),
+    updated_at: new Date(r.atMs).toISOString(),
+  };
+}
+
+/**
+ * Dead letters as an admin sees them: only their own account's (root: every account's), each
+ * with the write it carried (id, URI, mode, account) decoded when it is a WriteOp.
+ */
+export function deadLettersJson(letters: readonly DeadLetter[], caller: Pick<Identity, 'accountId' | 'role'>): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  for (const l of letters) {
+    let op: indexer.WriteOp | null = null;
+    try {
+      op = indexer.WriteOp.decode(l.message.data);
+    } catch {
+      op = null; // poison bytes: no account to show it under, so only root sees it
+    }
+    const account = op?.identity?.accountId ?? '';
+    if (caller.role !== 'root' && account !== caller.accountId) continue;
+    out.push({
+      seq: l.seq,
+      write_id: l.message.id,
+      subject: l.message.subject,
+      uri: op?.uri ?? l.message.key,
+      account,
+      user: op?.identity?.userId ?? '',
+      mode: op ? indexer.writeModeToJSON(op.mode) : '',
+      attempts: l.attempts,
+      error: l.error,
+    });
+  }
+  return out;
 }
 
 const MODE: Readonly<Record<WriteModeName, indexer.WriteMode>> = {

@@ -15,7 +15,11 @@ import { budgetOf, callerOf } from '../http/context';
 import { GatewayError } from '../http/errors';
 import {
   boolQuery,
+  deadLettersJson,
   deleteOp,
+  intQuery,
+  mayReadReceipt,
+  receiptJson,
   INGEST_WRITE_SUBJECT,
   requiredQuery,
   validateWriteBody,
@@ -57,6 +61,12 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
         request_id: requestId,
       }, { cause: err });
     }
+    // The receipt a caller who does not wait can poll (GET /api/v1/content/status): recorded
+    // only if absent, so it never hides an outcome the indexer already recorded.
+    const identity = op.identity!;
+    await deps.bus
+      .putReceipt({ id: op.writeId, state: 'queued', uri: op.uri, account: identity.accountId, user: identity.userId, atMs: now() }, { ifAbsent: true })
+      .catch((err: unknown) => deps.log.warn({ err, writeId: op.writeId }, 'write receipt not recorded'));
     if (!waiter) return { uri: op.uri, write_id: op.writeId, status: 'queued' };
     let notice;
     try {
@@ -112,6 +122,34 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
     const wait = boolQuery(request.query, 'wait', false);
     const result = await publish(deleteOp(uri, caller, newWriteId(), now()), wait, budgetOf(request, deps.deadlines), request.id);
     return successEnvelope(result);
+  });
+
+  api.get('/api/v1/content/status', async (request) => {
+    const caller = callerOf(request);
+    const id = requiredQuery(request.query, 'write_id');
+    const receipt = await deps.bus.getReceipt(id).catch((err: unknown) => {
+      throw new GatewayError(503, 'UNAVAILABLE', 'the event bus did not answer; try again', { reason: 'BUS_UNAVAILABLE', domain: 'gateway', request_id: request.id }, { cause: err });
+    });
+    // Another account's (or, for an ordinary user, another user's) write is answered as unknown.
+    if (receipt === null || !mayReadReceipt(receipt, caller)) {
+      throw new GatewayError(404, 'NOT_FOUND', `unknown write id '${id}' (never accepted here, or older than the bus's retention)`, {
+        reason: 'WRITE_NOT_FOUND',
+        domain: 'gateway',
+        write_id: id,
+        request_id: request.id,
+      });
+    }
+    return successEnvelope(receiptJson(receipt));
+  });
+
+  api.get('/api/v1/admin/dead-letters', async (request) => {
+    const caller = callerOf(request);
+    if (caller.role === 'user') {
+      throw new GatewayError(403, 'PERMISSION_DENIED', 'dead letters are for admins of the account', { reason: 'ADMIN_ONLY', domain: 'gateway', request_id: request.id });
+    }
+    const limit = intQuery(request.query, 'limit', 100, 1, 1000);
+    const letters = await deps.bus.deadLetters(limit);
+    return successEnvelope({ dead_letters: deadLettersJson(letters, caller) });
   });
 
   for (const tier of TIERS) {

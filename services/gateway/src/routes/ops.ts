@@ -3,7 +3,7 @@
  * `GET /health` (liveness, plugin-client §0), `GET /ready` (downstream readiness) and
  * `GET /metrics` (Prometheus text).
  */
-import { registry } from '@ctxmesh/telemetry';
+import { deadLetters, registry } from '@ctxmesh/telemetry';
 import type { FastifyInstance } from 'fastify';
 
 /** One readiness probe behind `GET /ready`. */
@@ -22,6 +22,8 @@ export interface OpsOptions {
   version: string;
   /** Probes, run concurrently on every `/ready`. */
   readiness: readonly ReadinessCheck[];
+  /** Dead letters the ingest bus holds, read on every scrape (`ctxmesh_ingest_dead_letters`). */
+  deadLetterCount?: () => Promise<number>;
 }
 
 /** Run every probe; a throw is "not ready". */
@@ -41,5 +43,14 @@ export function opsRoutes(app: FastifyInstance, opts: OpsOptions): void {
     return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ok' : 'error', ready: r.ready, checks: r.checks });
   });
 
-  app.get('/metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
+  app.get('/metrics', async (request, reply) => {
+    if (opts.deadLetterCount) {
+      // A bus that cannot answer leaves the last value: the scrape itself must not fail.
+      await opts.deadLetterCount().then(
+        (n) => deadLetters.set(n),
+        (err: unknown) => request.log.warn({ err }, 'dead-letter count unavailable'),
+      );
+    }
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
 }

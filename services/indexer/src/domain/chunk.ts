@@ -3,7 +3,7 @@
  * estimated tokens, split at headings and paragraphs"). Sizes use the context-contract §5.1
  * estimator, the one every budget in the mesh uses, so a passage's size here is its size there.
  */
-import { estimateQuarters } from '@ctxmesh/kernel';
+import { estimateQuarters, quarterWeight } from '@ctxmesh/kernel';
 
 /** Largest passage, in estimated tokens. */
 export const MAX_PASSAGE_TOKENS = 512;
@@ -23,8 +23,37 @@ interface Unit {
 
 const HEADING = /^#{1,6}[ \t]/;
 const FENCE = /^[ \t]{0,3}(```|~~~)/;
-/** A word and the whitespace after it (the split points of an overlong line). */
-const WORD = /\S+\s*|^\s+/gu;
+/** True for the UTF-16 units JavaScript's `\s` matches. */
+function isSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * The words of a line, each with the whitespace after it. A scan rather than a regex: V8's
+ * regex engine overflows its stack on one `\S+` match of millions of characters.
+ */
+function* wordsOf(line: string): Generator<string> {
+  const n = line.length;
+  let i = 0;
+  while (i < n) {
+    const start = i;
+    while (i < n && !isSpace(line.charCodeAt(i))) i++;
+    while (i < n && isSpace(line.charCodeAt(i))) i++;
+    yield line.slice(start, i);
+  }
+}
 
 function unit(text: string, sep: string, heading = false): Unit {
   return { text, sep, q: estimateQuarters(text), heading, group: 0 };
@@ -61,7 +90,7 @@ function blocks(lines: string[], startsBlock: (line: string) => boolean, isSepar
  */
 function* splitLine(line: string, maxQ: number): Generator<Unit> {
   let sep = '\n';
-  for (const [w] of line.matchAll(WORD)) {
+  for (const w of wordsOf(line)) {
     const word = w.trimEnd();
     if (word === '') continue;
     const wu = unit(word, sep);
@@ -70,22 +99,25 @@ function* splitLine(line: string, maxQ: number): Generator<Unit> {
       yield wu;
       continue;
     }
-    // One "word" above the limit (CJK prose, a blob): cut at code points.
-    let piece = '';
+    // One "word" above the limit (CJK prose, a blob): cut at code points, by slicing (a
+    // string per code point made a 32 MB blob cost seconds and gigabytes).
+    let start = 0;
     let q = 0;
     let pieceSep = wu.sep;
-    for (const ch of word) {
-      const cq = estimateQuarters(ch);
-      if (q + cq > maxQ && piece !== '') {
-        yield { text: piece, sep: pieceSep, q, heading: false, group: 0 };
+    for (let i = 0; i < word.length; ) {
+      const cp = word.codePointAt(i)!;
+      const width = cp > 0xffff ? 2 : 1;
+      const cq = quarterWeight(cp);
+      if (q + cq > maxQ && i > start) {
+        yield { text: word.slice(start, i), sep: pieceSep, q, heading: false, group: 0 };
         pieceSep = '';
-        piece = '';
+        start = i;
         q = 0;
       }
-      piece += ch;
       q += cq;
+      i += width;
     }
-    if (piece !== '') yield { text: piece, sep: pieceSep, q, heading: false, group: 0 };
+    if (start < word.length) yield { text: word.slice(start), sep: pieceSep, q, heading: false, group: 0 };
   }
 }
 

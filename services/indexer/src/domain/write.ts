@@ -19,6 +19,8 @@ export interface ValidWrite {
   content: string;
   /** Tenant account. */
   account: string;
+  /** Writer's user id (absent or "" when the op names none): the write receipt's owner. */
+  user?: string;
   /** Workspace slug ("default" when none). */
   workspace: string;
   /** End-user subject: the op's, else the owner of a memory URI, else "". */
@@ -144,6 +146,7 @@ export function validateWrite(op: indexer.WriteOp, fallbackId = ''): ValidWrite 
     uri,
     content: kind === 'delete' ? '' : op.content,
     account,
+    user: op.identity?.userId ?? '',
     workspace: op.identity?.workspace.trim() || 'default',
     subject,
     tags: normalizeTags(op.tags),

@@ -8,7 +8,8 @@
  * acked. Anything else (store or embedder down) is transient: nak with back-off, and after
  * `maxDeliver` attempts dead-letter and announce the failure.
  */
-import type { Consumer, Delivery, DoneNotice, EventBus } from '@ctxmesh/stores';
+import type { indexer } from '@ctxmesh/proto';
+import type { Consumer, Delivery, DoneNotice, EventBus, WriteReceipt } from '@ctxmesh/stores';
 import { ingestEvents } from '@ctxmesh/telemetry';
 import type { Logger } from 'pino';
 import type { Applier, ApplyResult } from '../domain/apply';
@@ -101,7 +102,7 @@ export class IngestConsumer {
       try {
         write = validateWrite(op, d.message.id);
       } catch (err) {
-        return await this.poison(d, op.writeId || d.message.id, err);
+        return await this.poison(d, op.writeId || d.message.id, err, op);
       }
     } catch (err) {
       return await this.poison(d, d.message.id, err);
@@ -128,7 +129,7 @@ export class IngestConsumer {
         ingestEvents.labels('dead_letter').inc();
         log.error({ err, uri: write.uri, writeId: write.writeId, attempt: d.attempt }, 'write failed on every attempt; dead-lettered');
         this.deps.book.settle(write.writeId, { state: 'failed', contentHash: '', nodes: 0, reason: 'UNAVAILABLE', message: text });
-        await this.notify({ id: write.writeId, status: 'failed', reason: 'UNAVAILABLE', message: text, nodes: 0 });
+        await this.notify({ id: write.writeId, status: 'failed', reason: 'UNAVAILABLE', message: text, nodes: 0 }, write);
         await d.deadLetter(`failed after ${d.attempt} attempts: ${text}`);
         return;
       }
@@ -150,26 +151,38 @@ export class IngestConsumer {
     });
     // Announce before acking: if the ack is lost the write is redelivered and (being
     // idempotent) announced again, whereas a notice lost after an ack would leave a waiter hanging.
-    await this.notify(noticeOf(write.writeId, result));
+    await this.notify(noticeOf(write.writeId, result), write);
     await d.ack();
   }
 
-  private async poison(d: Delivery, id: string, err: unknown): Promise<void> {
+  private async poison(d: Delivery, id: string, err: unknown, op?: indexer.WriteOp): Promise<void> {
     if (!(err instanceof MalformedWriteError)) throw err;
     ingestEvents.labels('poison').inc();
     this.deps.log.error({ err, seq: d.seq, subject: d.message.subject, field: err.field }, 'malformed write; dead-lettered');
     this.deps.book.settle(id, { state: 'failed', contentHash: '', nodes: 0, reason: 'INVALID_ARGUMENT', message: err.message });
-    await this.notify({ id, status: 'failed', reason: 'INVALID_ARGUMENT', message: err.message, nodes: 0 });
+    const who = { uri: op?.uri ?? '', account: op?.identity?.accountId ?? '', user: op?.identity?.userId ?? '' };
+    await this.notify({ id, status: 'failed', reason: 'INVALID_ARGUMENT', message: err.message, nodes: 0 }, who);
     await d.deadLetter(err.message);
   }
 
-  private async notify(n: DoneNotice): Promise<void> {
+  /**
+   * Announce an outcome to a waiter (`wait:true`) and record it as the write's receipt (a
+   * caller who did not wait polls it), before the message is acked or dead-lettered.
+   */
+  private async notify(n: DoneNotice, w: Pick<ValidWrite, 'uri' | 'account' | 'user'>): Promise<void> {
     if (n.id === '') return;
-    try {
-      await this.deps.bus.notifyDone(n);
-    } catch (err) {
-      this.deps.log.warn({ err, id: n.id }, 'done notice not sent');
-    }
+    const receipt: WriteReceipt = {
+      id: n.id,
+      state: n.status,
+      uri: w.uri,
+      account: w.account,
+      user: w.user ?? '',
+      ...(n.status === 'applied' ? { contentHash: n.contentHash ?? '' } : { reason: n.reason ?? '', message: n.message ?? '' }),
+      atMs: Date.now(),
+    };
+    const [sent, kept] = await Promise.allSettled([this.deps.bus.notifyDone(n), this.deps.bus.putReceipt(receipt)]);
+    if (sent.status === 'rejected') this.deps.log.warn({ err: sent.reason, id: n.id }, 'done notice not sent');
+    if (kept.status === 'rejected') this.deps.log.warn({ err: kept.reason, id: n.id }, 'write receipt not recorded');
   }
 
   private remember(key: string, seq: number): void {

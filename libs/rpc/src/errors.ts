@@ -49,21 +49,42 @@ export function isCode(err: unknown, ...codes: Code[]): err is CtxError {
   return err instanceof CtxError && codes.includes(err.code);
 }
 
-/** Encode a CtxError as a grpc-js status with google.rpc.Status details. */
+/** Longest error message sent in a status, UTF-16 units (longer ones are cut, with `…`). */
+export const MAX_STATUS_MESSAGE = 1024;
+/** Longest ErrorInfo metadata value sent, UTF-16 units; at most {@link MAX_STATUS_METADATA_KEYS} keys. */
+export const MAX_STATUS_METADATA_VALUE = 256;
+/** Most ErrorInfo metadata entries sent. */
+export const MAX_STATUS_METADATA_KEYS = 16;
+
+function clip(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+/**
+ * Encode a CtxError as a grpc-js status with google.rpc.Status details.
+ *
+ * The message and metadata are bounded: they travel as HTTP/2 trailers (`grpc-message` and,
+ * again, inside `grpc-status-details-bin`), and a message that echoed a 65,000-character input
+ * made trailers too large for the peer — the call then hung until its deadline, and so did
+ * every other call multiplexed on the same connection (issue 12, item 3).
+ */
 export function toStatus(err: CtxError, domain: string): Partial<StatusObject> {
+  const message = clip(err.message, MAX_STATUS_MESSAGE);
+  const metadata: Record<string, string> = {};
+  for (const [k, v] of Object.entries(err.metadata).slice(0, MAX_STATUS_METADATA_KEYS)) metadata[clip(k, 64)] = clip(v, MAX_STATUS_METADATA_VALUE);
   const info = statusPb.ErrorInfo.encode({
-    reason: err.reason,
+    reason: clip(err.reason, 128),
     domain: err.domain || domain,
-    metadata: err.metadata,
+    metadata,
   }).finish();
   const details = statusPb.RpcStatus.encode({
     code: err.code,
-    message: err.message,
+    message,
     details: [{ typeUrl: ERROR_INFO_TYPE, value: Buffer.from(info) }],
   }).finish();
-  const metadata = new Metadata();
-  metadata.set(DETAILS_KEY, Buffer.from(details.buffer, details.byteOffset, details.byteLength));
-  return { code: err.code, details: err.message, metadata };
+  const trailers = new Metadata();
+  trailers.set(DETAILS_KEY, Buffer.from(details.buffer, details.byteOffset, details.byteLength));
+  return { code: err.code, details: message, metadata: trailers };
 }
 
 /** Decoded ErrorInfo of a failed call, when the server sent one. */

@@ -63,6 +63,38 @@ describe('rpc server adapter', () => {
     expect(errorDetailsOf(err!)).toEqual({ reason: 'SESSION_NOT_FOUND', domain: 'ledger', metadata: { session_id: 's' } });
   });
 
+  // Regression (issue 12, item 3): a message echoing a 65,000-character input made the
+  // trailers too large; the call hung until its deadline and stalled every other call on the
+  // same connection.
+  it('LedgerService.BeginTurn - CtxError with a huge message and metadata - answered at once, clipped, the channel keeps working', async () => {
+    const huge = 'a'.repeat(100_000);
+    const srv = await startTestServer([
+      mount({
+        beginTurn: async (req) => {
+          if (req.sessionId === 'ok') return { status: 'ok', turn: 1, cooledUris: [] };
+          throw new CtxError(status.INVALID_ARGUMENT, 'INVALID_WORKSPACE', `invalid workspace slug "${huge}"`, { metadata: { workspace: huge } });
+        },
+      }),
+    ]);
+    servers.push(srv);
+    const client = connect(ledger.LedgerServiceClient, srv.address);
+    const call = (sessionId: string) =>
+      new Promise<{ err: ServiceError | null; res?: ledger.BeginTurnResponse }>((resolve) =>
+        client.beginTurn({ identity: undefined, sessionId, dedupTurns: 1 }, { deadline: new Date(Date.now() + 20_000) } as never, (err, res) => resolve({ err, res })),
+      );
+    try {
+      const [bad, good] = await Promise.all([call('bad'), call('ok')]);
+      expect(bad.err?.code).toBe(status.INVALID_ARGUMENT);
+      expect(bad.err!.details.length).toBeLessThanOrEqual(1024);
+      expect(bad.err!.details.endsWith('…')).toBe(true);
+      expect(errorDetailsOf(bad.err!)?.metadata.workspace?.length).toBeLessThanOrEqual(256);
+      expect(good.err).toBeNull();
+      expect(good.res?.turn).toBe(1);
+    } finally {
+      client.close();
+    }
+  });
+
   it('LedgerService.BeginTurn - unknown error - INTERNAL without the cause', async () => {
     const srv = await startTestServer([
       mount({

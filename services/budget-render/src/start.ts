@@ -1,6 +1,7 @@
 /** Start budget-render on a port (used by main.ts and by the all-in-one launcher). */
 import { startServer, type RunningServer } from '@ctxmesh/rpc';
 import type { Logger } from 'pino';
+import { closeExactPool } from './domain/offload';
 import { createServer } from './server';
 
 /** Start options. */
@@ -14,7 +15,7 @@ export interface StartOptions {
 export async function startBudgetRender(opts: StartOptions): Promise<RunningServer> {
   const shutdownController = new AbortController();
   const log = opts.log.child({ service: 'budget-render' });
-  return startServer({
+  const server = await startServer({
     domain: 'budget-render',
     services: [createServer({ log, shutdownSignal: shutdownController.signal })],
     port: opts.port,
@@ -22,4 +23,12 @@ export async function startBudgetRender(opts: StartOptions): Promise<RunningServ
     log,
     shutdownController,
   });
+  // The exact-tokenizer worker (started on first large exact request) goes with the server.
+  return {
+    ...server,
+    shutdown: async () => {
+      await server.shutdown();
+      await closeExactPool();
+    },
+  };
 }

@@ -3,7 +3,9 @@ import { budgetRender } from '@ctxmesh/proto';
 import { Budget, callUnary, Code, connect } from '@ctxmesh/rpc';
 import { startTestServer, type TestServer } from '@ctxmesh/testing';
 import pino from 'pino';
+import { countTokens, planAndRender } from '@ctxmesh/kernel';
 import { createServer } from '../src';
+import { closeExactPool, offloads } from '../src/domain/offload';
 
 let srv: TestServer;
 let client: budgetRender.BudgetRenderServiceClient;
@@ -14,6 +16,7 @@ beforeAll(async () => {
 afterAll(async () => {
   client.close();
   await srv.close();
+  await closeExactPool();
 });
 
 const call = <Req, Res>(m: (r: Req, md: never, o: never, cb: never) => unknown, req: Req) =>
@@ -39,6 +42,40 @@ describe('BudgetRenderService', () => {
       '<memory uri="viking://resources/r0.md" type="resources" score="0.90" detail="uri" />\n<memory uri="viking://resources/r1.md" type="resources" score="0.80" detail="uri" />',
     );
   });
+
+  // Issue 12, item 2: an exact plan over large bodies runs in the worker thread, and gives the
+  // same answer as the kernel in process; the event loop keeps turning meanwhile.
+  it('BudgetRender.PlanRender - o200k_base over two 60,000-character bodies - the kernel\'s plan, off the event loop', async () => {
+    const zh = '我们使用蓝绿发布部署网关在出现问题时切换流量回滚'.repeat(2_500);
+    const items = [0, 1].map((i) => ({
+      uri: `viking://resources/big${i}.md`,
+      category: 'resources',
+      score: 0.9 - i * 0.1,
+      origin: 'self',
+      isDirectory: false,
+      abstract: `Big document ${i}`,
+      overview: zh.slice(0, 2000),
+      full: i === 0 ? zh : `${zh}尾`,
+    }));
+    expect(offloads('o200k_base', 120_000)).toBe(true);
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    const res = await callUnary(client.planRender.bind(client) as never, { items, maxTokens: 32000, detailJson: '"full"', tokenizer: 'o200k_base' }, Budget.ofMs(60_000), {
+      domain: 'budget-render',
+    }) as budgetRender.PlanRenderResponse;
+    clearInterval(ticker);
+    const want = planAndRender(
+      items.map((i) => ({ candidate: { uri: i.uri, category: i.category, score: i.score, abstract: i.abstract, is_directory: false, origin: i.origin }, texts: { overview: i.overview, full: i.full } })),
+      32000,
+      'full',
+      'o200k_base',
+    );
+    expect(res.rendered).toBe(want.rendered);
+    expect(res.stats?.usedTokens).toBe(want.stats.used_tokens);
+    expect(res.stats!.usedTokens).toBeLessThanOrEqual(32000);
+    expect(countTokens(res.rendered, 'o200k_base')).toBeLessThanOrEqual(32000);
+    expect(ticks).toBeGreaterThan(0);
+  }, 60_000);
 
   it('BudgetRender.PlanRender - unknown tokenizer - INVALID_ARGUMENT', async () => {
     await expect(

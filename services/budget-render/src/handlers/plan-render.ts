@@ -2,6 +2,7 @@
 import { planAndRender, UnknownTokenizerError } from '@ctxmesh/kernel';
 import type { budgetRender } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
+import { runExact } from '../domain/offload';
 
 /** Parse a detail JSON (null, a tier string or a per-category object). */
 export function parseDetail(json: string): unknown {
@@ -19,18 +20,21 @@ export function asInvalidTokenizer(err: unknown): never {
   throw err;
 }
 
-export const planRender: Handler<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse> = async (req) => {
+export const planRender: Handler<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse> = async (req, ctx) => {
   let res;
   try {
-    res = planAndRender(
+    const tokenizer = req.tokenizer || 'estimate';
+    const args: Parameters<typeof planAndRender> = [
       req.items.map((i) => ({
         candidate: { uri: i.uri, category: i.category, score: i.score, abstract: i.abstract, is_directory: i.isDirectory, origin: i.origin },
         texts: { overview: i.overview, full: i.full },
       })),
       req.maxTokens,
       parseDetail(req.detailJson),
-      req.tokenizer || 'estimate',
-    );
+      tokenizer,
+    ];
+    const chars = req.items.reduce((n, i) => n + i.abstract.length + i.overview.length + i.full.length, 0);
+    res = await runExact({ fn: 'planAndRender', args }, tokenizer, chars, ctx.budget.signal, () => planAndRender(...args));
   } catch (err) {
     asInvalidTokenizer(err);
   }

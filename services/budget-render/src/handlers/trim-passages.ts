@@ -1,15 +1,16 @@
 /** BudgetRender.TrimPassages: the retrieve token_budget trim. */
-import { countTokens } from '@ctxmesh/kernel';
 import type { budgetRender } from '@ctxmesh/proto';
 import type { Handler } from '@ctxmesh/rpc';
 import { trimToBudget } from '../domain/trim';
+import { countAll } from './count-tokens';
 import { asInvalidTokenizer } from './plan-render';
 
-export const trimPassages: Handler<budgetRender.TrimPassagesRequest, budgetRender.TrimPassagesResponse> = async (req) => {
+export const trimPassages: Handler<budgetRender.TrimPassagesRequest, budgetRender.TrimPassagesResponse> = async (req, ctx) => {
   try {
     const tok = req.tokenizer || 'estimate';
-    const passageTokens = req.passages.map((p) => countTokens(p.text, tok));
-    const fixedTokens = req.fixed.map((f) => countTokens(f.text, tok));
+    const counts = await countAll([...req.passages.map((p) => p.text), ...req.fixed.map((f) => f.text)], tok, ctx.budget.signal);
+    const passageTokens = counts.slice(0, req.passages.length);
+    const fixedTokens = counts.slice(req.passages.length);
     const r = trimToBudget(
       req.passages.map((p, i) => ({ id: p.id, score: p.score, tokens: passageTokens[i] })),
       fixedTokens.reduce((a, b) => a + b, 0),

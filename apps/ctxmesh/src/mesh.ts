@@ -240,6 +240,8 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       auth: cfg.gateway.auth,
       deadlines: cfg.gateway.deadlines,
       bodyLimitBytes: cfg.gateway.bodyLimitBytes,
+      maxDocumentBytes: cfg.gateway.maxDocumentBytes,
+      receive: cfg.gateway.receive,
     });
     closers.push(() => gateway.stop());
 

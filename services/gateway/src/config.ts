@@ -27,8 +27,14 @@ export const schema = {
   CTXMESH_REQUEST_TIMEOUT_MS: env.int(60_000, 1, 600_000),
   /** Upper bound on any request's budget, ms (a larger header is clamped to it). */
   CTXMESH_MAX_REQUEST_TIMEOUT_MS: env.int(120_000, 1, 600_000),
-  /** Largest accepted request body, bytes. */
-  GATEWAY_BODY_LIMIT_BYTES: env.int(16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  /** Largest accepted request body, bytes (a larger one is a 413 naming the limit). */
+  GATEWAY_BODY_LIMIT_BYTES: env.int(8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  /** Largest document a write may carry (`content`, UTF-8 bytes): what one write may cost the indexer. */
+  CTXMESH_MAX_DOCUMENT_BYTES: env.int(4 * 1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** Time to receive a request's headers, ms (a slow sender's connection is closed). */
+  GATEWAY_HEADERS_TIMEOUT_MS: env.int(10_000, 100, 600_000),
+  /** Time to receive a whole request, headers and body, ms (a body trickling in is answered 408 and closed). */
+  GATEWAY_REQUEST_TIMEOUT_MS: env.int(30_000, 100, 600_000),
   /** NATS servers (the event bus); required by `ctxmesh serve gateway`. */
   NATS_URL: env.optStr(),
   /** Subject the gateway publishes writes on; the indexer's CTXMESH_INGEST_SUBJECTS must cover it. */
@@ -51,12 +57,24 @@ export interface GatewayConfig {
   auth: AuthConfig;
   /** Request budgets in ms. */
   deadlines: DeadlineConfig;
-  /** @default 16 MiB */
+  /** @default 8 MiB */
   bodyLimitBytes: number;
+  /** @default 4 MiB */
+  maxDocumentBytes: number;
+  /** Header and whole-request receive timeouts, ms. @default { headersMs: 10000, requestMs: 30000 } */
+  receive: ReceiveTimeouts;
   /** NATS servers, or undefined when unset. */
   natsUrl: string | undefined;
   /** Event-bus names shared with the indexer. */
   ingest: { stream: string; subject: string; doneSubjectPrefix: string; deadLetterSubject: string };
+}
+
+/** How long the gateway waits for a request to arrive (against slow senders). */
+export interface ReceiveTimeouts {
+  /** Headers, ms. @default 10000 */
+  headersMs: number;
+  /** Headers and body, ms. @default 30000 */
+  requestMs: number;
 }
 
 /** Request budgets (STYLE B5: never wait forever). */
@@ -144,6 +162,9 @@ export function loadGatewayConfig(e: Env): GatewayConfig {
   if (c && c.CTXMESH_REQUEST_TIMEOUT_MS > c.CTXMESH_MAX_REQUEST_TIMEOUT_MS) {
     problems.push('CTXMESH_REQUEST_TIMEOUT_MS: must be ≤ CTXMESH_MAX_REQUEST_TIMEOUT_MS');
   }
+  if (c && c.GATEWAY_HEADERS_TIMEOUT_MS > c.GATEWAY_REQUEST_TIMEOUT_MS) {
+    problems.push('GATEWAY_HEADERS_TIMEOUT_MS: must be ≤ GATEWAY_REQUEST_TIMEOUT_MS');
+  }
   if (problems.length > 0 || !c) throw new ConfigError(problems);
   return Object.freeze({
     port: c.GATEWAY_PORT,
@@ -153,6 +174,8 @@ export function loadGatewayConfig(e: Env): GatewayConfig {
     auth,
     deadlines: { defaultMs: c.CTXMESH_REQUEST_TIMEOUT_MS, maxMs: c.CTXMESH_MAX_REQUEST_TIMEOUT_MS },
     bodyLimitBytes: c.GATEWAY_BODY_LIMIT_BYTES,
+    maxDocumentBytes: c.CTXMESH_MAX_DOCUMENT_BYTES,
+    receive: { headersMs: c.GATEWAY_HEADERS_TIMEOUT_MS, requestMs: c.GATEWAY_REQUEST_TIMEOUT_MS },
     natsUrl: c.NATS_URL,
     ingest: { stream: c.CTXMESH_INGEST_STREAM, subject: c.CTXMESH_INGEST_SUBJECT, doneSubjectPrefix: c.CTXMESH_INGEST_DONE_PREFIX, deadLetterSubject: c.CTXMESH_INGEST_DLQ_SUBJECT },
   });

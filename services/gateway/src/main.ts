@@ -37,6 +37,8 @@ export function main(): Promise<void> {
         auth: cfg.auth,
         deadlines: cfg.deadlines,
         bodyLimitBytes: cfg.bodyLimitBytes,
+        maxDocumentBytes: cfg.maxDocumentBytes,
+        receive: cfg.receive,
       });
       return {
         stop: async () => {

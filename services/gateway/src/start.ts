@@ -4,7 +4,7 @@ import type { EventBus } from '@ctxmesh/stores';
 import type { Logger } from '@ctxmesh/runtime';
 import { orchestratorClient } from './clients/orchestrator';
 import { sessionsClient } from './clients/sessions';
-import type { DeadlineConfig } from './config';
+import type { DeadlineConfig, ReceiveTimeouts } from './config';
 import type { AuthConfig } from './domain';
 import { buildApp } from './http/app';
 import { packageVersion } from './version';
@@ -28,8 +28,12 @@ export interface StartGatewayOptions {
   auth?: AuthConfig;
   /** @default { defaultMs: 60000, maxMs: 120000 } */
   deadlines?: DeadlineConfig;
-  /** @default 16 MiB */
+  /** @default 8 MiB */
   bodyLimitBytes?: number;
+  /** Largest document a write may carry, UTF-8 bytes. @default 4 MiB */
+  maxDocumentBytes?: number;
+  /** Receive timeouts against slow senders. @default { headersMs: 10000, requestMs: 30000 } */
+  receive?: ReceiveTimeouts;
   /** Timeout of each readiness probe, ms. @default 1000 */
   readyProbeMs?: number;
 }
@@ -62,6 +66,8 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     bus: opts.bus,
     ingestSubject: opts.ingestSubject,
     bodyLimitBytes: opts.bodyLimitBytes,
+    maxDocumentBytes: opts.maxDocumentBytes,
+    receive: opts.receive,
     version: packageVersion(),
     readiness: [
       { name: 'orchestrator', critical: true, check: () => checkHealth(opts.orchestratorAddr, '', probeMs) },

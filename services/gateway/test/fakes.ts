@@ -174,6 +174,8 @@ export interface HarnessOptions {
   /** Point the orchestrator client here instead of the fake (e.g. a closed port). */
   orchestratorAddr?: string;
   now?: () => number;
+  /** Body limit, document limit and receive timeouts (defaults: the gateway's). */
+  limits?: Pick<GatewayDeps, 'bodyLimitBytes' | 'maxDocumentBytes' | 'receive'>;
 }
 
 /** Start the fakes and build a ready app. */
@@ -195,6 +197,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     version: '9.9.9',
     now: opts.now,
     newWriteId: () => `w-${++n}`,
+    ...opts.limits,
   });
   await app.ready();
   return {

@@ -24,7 +24,8 @@ import {
   bool,
   dict,
   float,
-  int,
+  int32,
+  INT32_MAX,
   intRange,
   list,
   literal,
@@ -77,8 +78,8 @@ export const FIND_FIELDS: readonly FieldSpec[] = [
   { name: 'image_url', type: nullable(str) },
   { name: 'target_uri', type: union(str, list(str)) },
   { name: 'context_type', type: nullable(union(str, list(str))) },
-  { name: 'limit', type: int },
-  { name: 'node_limit', type: nullable(int) },
+  { name: 'limit', type: int32 },
+  { name: 'node_limit', type: nullable(int32) },
   { name: 'score_threshold', type: nullable(float) },
   { name: 'filter', type: nullable(dict(any)) },
   { name: 'include_provenance', type: bool },
@@ -86,7 +87,7 @@ export const FIND_FIELDS: readonly FieldSpec[] = [
   { name: 'since', type: nullable(str) },
   { name: 'until', type: nullable(str) },
   { name: 'time_field', type: nullable(literal('updated_at', 'created_at')) },
-  { name: 'level', type: nullable(union(int, str, list(int))) },
+  { name: 'level', type: nullable(union(int32, str, list(int32))) },
   { name: 'telemetry', type: telemetryType },
   // ctxmesh addition (retrieve-contract `as_of`): a valid-time instant, both /search modes.
   { name: 'as_of', type: nullable(str) },
@@ -99,7 +100,7 @@ export const SEARCH_FIELDS: readonly FieldSpec[] = [
   { name: 'mode', type: literal('list', 'context') },
   { name: 'query_expansion', type: literal('off', 'auto') },
   { name: 'max_tokens', type: intRange({ ge: 64, le: 32000 }) },
-  { name: 'quotas', type: nullable(dict(int)) },
+  { name: 'quotas', type: nullable(dict(int32)) },
   { name: 'purpose', type: nullable(literal('chat', 'coding')) },
   { name: 'detail', type: detailType },
   { name: 'dedup_turns', type: intRange({ ge: 0, le: 100 }) },
@@ -109,14 +110,14 @@ export const SEARCH_FIELDS: readonly FieldSpec[] = [
   { name: 'rewrite', type: rewriteType },
   { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
   { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
-  { name: 'time_budget_ms', type: intRange({ ge: 1 }) },
+  { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
 ];
 
 /** `RecallRequest` fields in declaration order. */
 export const RECALL_FIELDS: readonly FieldSpec[] = [
   { name: 'query', type: str, required: true },
-  { name: 'quotas', type: nullable(dict(int)) },
-  { name: 'max_chars', type: int },
+  { name: 'quotas', type: nullable(dict(int32)) },
+  { name: 'max_chars', type: int32 },
   { name: 'min_score', type: float },
   { name: 'peer_scope', type: literal('actor', 'all') },
   { name: 'other_peer_penalty', type: penaltyType },
@@ -133,7 +134,7 @@ export const RECALL_FIELDS: readonly FieldSpec[] = [
   { name: 'rewrite', type: rewriteType },
   { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
   { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
-  { name: 'time_budget_ms', type: intRange({ ge: 1 }) },
+  { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
 ];
 
 /** What body validation needs from the caller and the clock. */

@@ -36,12 +36,19 @@ export const str: Validator<string> = {
 // trailing decimal zeros ("5.00") are accepted.
 const INT_TEXT = /^[+-]?\d+(?:_\d+)*(?:\.0*)?$/;
 
-/** `int`. Lax: booleans, floats with no fractional part and integer strings convert. */
+const unsafe = (loc: Loc): Outcome<never> =>
+  fail(loc, `Input should be an integer from -${Number.MAX_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`, 'int_range');
+
+/**
+ * `int`. Lax: booleans, floats with no fractional part and integer strings convert. Beyond
+ * pydantic, an integer outside ±(2^53 − 1) (`1e308`, `9007199254740993`) is refused: no
+ * field of the mesh can carry it, and it cannot even be read exactly.
+ */
 export const int: Validator<number> = {
   label: 'int',
   check(v, loc, strict) {
     if (typeof v === 'number') {
-      if (Number.isInteger(v)) return ok(v);
+      if (Number.isInteger(v)) return Number.isSafeInteger(v) ? ok(v) : unsafe(loc);
       if (strict) return fail(loc, 'Input should be a valid integer', 'int_type');
       if (!Number.isFinite(v)) return fail(loc, 'Input should be a finite number', 'finite_number');
       return fail(loc, 'Input should be a valid integer, got a number with a fractional part', 'int_from_float');
@@ -51,7 +58,8 @@ export const int: Validator<number> = {
     if (typeof v === 'string') {
       const s = v.trim();
       if (!INT_TEXT.test(s)) return fail(loc, 'Input should be a valid integer, unable to parse string as an integer', 'int_parsing');
-      return ok(Number.parseInt(s.replace(/_/g, ''), 10));
+      const n = Number.parseInt(s.replace(/_/g, ''), 10);
+      return Number.isSafeInteger(n) ? ok(n) : unsafe(loc);
     }
     return fail(loc, 'Input should be a valid integer', 'int_type');
   },
@@ -207,6 +215,13 @@ export function intRange(bounds: { ge?: number; le?: number }): Validator<number
     },
   };
 }
+
+/** Smallest and largest value of a proto `int32` field. */
+export const INT32_MIN = -(2 ** 31);
+export const INT32_MAX = 2 ** 31 - 1;
+
+/** An `int` that fits the proto `int32` field it is sent in (a larger one failed serialisation: a 500). */
+export const int32: Validator<number> = intRange({ ge: INT32_MIN, le: INT32_MAX });
 
 /** One declared model field. */
 export interface FieldSpec {

@@ -3,13 +3,14 @@
  * `X-Request-ID` and `X-Process-Time`; `/api/**` routes authenticate first; every failure
  * is rendered by `renderError` into the contract's envelopes.
  */
+import { createServer } from 'node:http';
 import type { EventBus } from '@ctxmesh/stores';
 import { httpDuration } from '@ctxmesh/telemetry';
 import { fastify, LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '@ctxmesh/runtime';
 import type { OrchestratorClient } from '../clients/orchestrator';
 import type { SessionsClient } from '../clients/sessions';
-import type { DeadlineConfig } from '../config';
+import type { DeadlineConfig, ReceiveTimeouts } from '../config';
 import { DomainError, invalidJsonBody, requestIdFrom, resolveIdentity, type AuthConfig, type HeaderBag } from '../domain';
 import { workspaceOf } from '../mapping/content';
 import { mcpRoutes } from '../mcp/routes';
@@ -21,7 +22,8 @@ import { sessionRoutes } from '../routes/sessions';
 import { sessionsLogRoutes } from '../routes/sessions-log';
 import { disposeRequestState, elapsedMs, initRequestState } from './context';
 import { renderError } from './errors';
-import { JsonBodyError, parseBody } from './json';
+import { isJsonContentType, JsonBodyError, parseBody } from './json';
+import { assertJsonDepth, assertStringLimits, bodyTooLarge, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RECEIVE } from './limits';
 
 /** Everything the gateway talks to, injected (no env, no listening here). */
 export interface GatewayDeps {
@@ -43,8 +45,12 @@ export interface GatewayDeps {
   readiness?: ReadinessCheck[];
   /** Reported by `GET /health`. @default "0.0.0" */
   version?: string;
-  /** Largest request body, bytes. @default 16 MiB */
+  /** Largest request body, bytes (a larger one is a 413 naming the limit). @default 8 MiB */
   bodyLimitBytes?: number;
+  /** Largest document a write may carry (`content`, UTF-8 bytes). @default 4 MiB */
+  maxDocumentBytes?: number;
+  /** How long a request may take to arrive. @default { headersMs: 10000, requestMs: 30000 } */
+  receive?: ReceiveTimeouts;
   /** Clock in ms (relative `since`/`until`, `published_at_ms`). @default Date.now */
   now?: () => number;
   /** Write-id factory. @default crypto.randomUUID */
@@ -59,17 +65,27 @@ function seconds(ms: number): string {
 
 /** Build the app. Call `ready()`/`listen()` (or `inject()`) on the result. */
 export function buildApp(deps: GatewayDeps): FastifyInstance {
+  const bodyLimitBytes = deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
+  const receive = deps.receive ?? DEFAULT_RECEIVE;
   const app = fastify({
     loggerInstance: deps.log,
     requestIdHeader: false,
     // The contract's echo rule (§1.1) is the request id of logs, traces and downstream calls.
     genReqId: (req) => requestIdFrom(req.headers as HeaderBag),
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
-    bodyLimit: deps.bodyLimitBytes ?? 16 * 1024 * 1024,
+    bodyLimit: bodyLimitBytes,
+    // Node answers 408 and closes a request that has not fully arrived in time, so a slow
+    // sender cannot hold a connection and its buffers forever. Node checks these deadlines
+    // on an interval (30 s by default): check every second.
+    serverFactory: (handler) =>
+      createServer(
+        { requestTimeout: receive.requestMs, headersTimeout: receive.headersMs, connectionsCheckingInterval: Math.min(1000, receive.headersMs) },
+        handler,
+      ),
     return503OnClosing: true,
     // Failures before routing (a malformed URL) skip the hooks: answer them in the same shape.
     frameworkErrors: (err, request, reply) => {
-      const r = renderError(err, request.id);
+      const r = renderError(bodyTooLarge(err, bodyLimitBytes, request.id) ?? err, request.id);
       void (reply as unknown as FastifyReply).code(r.status).header('x-request-id', request.id).header('x-process-time', '0.0').send(r.body);
     },
   }) as unknown as FastifyInstance;
@@ -92,14 +108,18 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
     try {
-      done(null, parseBody(body as string, req.headers['content-type']));
+      // Depth first, on the raw text: nothing below may recurse into a 50,000-deep body.
+      if (isJsonContentType(req.headers['content-type'])) assertJsonDepth(body as string);
+      const parsed = parseBody(body as string, req.headers['content-type']);
+      assertStringLimits(parsed);
+      done(null, parsed);
     } catch (e) {
       done(e instanceof JsonBodyError ? invalidJsonBody(e.position) : (e as Error), undefined);
     }
   });
 
   app.setErrorHandler(async (err, request, reply) => {
-    const r = renderError(err, request.id);
+    const r = renderError(bodyTooLarge(err, bodyLimitBytes, request.id) ?? err, request.id);
     if (r.fault) request.log.error({ err }, 'request failed');
     else request.log.info({ status: r.status, code: r.body.error.code }, 'request rejected');
     return reply.code(r.status).type('application/json').send(r.body);

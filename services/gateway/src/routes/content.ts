@@ -13,6 +13,7 @@ import { assertTargetsAccessible, resolveRequestUri, type HeaderBag } from '../d
 import type { GatewayDeps } from '../http/app';
 import { budgetOf, callerOf } from '../http/context';
 import { GatewayError } from '../http/errors';
+import { assertDocumentSize, DEFAULT_MAX_DOCUMENT_BYTES } from '../http/limits';
 import {
   boolQuery,
   deadLettersJson,
@@ -38,6 +39,7 @@ const TIERS = ['read', 'abstract', 'overview'] as const;
 export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
   const now = deps.now ?? Date.now;
   const newWriteId = deps.newWriteId ?? randomUUID;
+  const maxDocumentBytes = deps.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
 
   /**
    * Publish `op` and, with `wait`, answer from the indexer's done notice. The waiter is
@@ -109,6 +111,7 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
   api.post('/api/v1/content/write', async (request) => {
     const caller0 = callerOf(request);
     const p = validateWriteBody(request.body, caller0);
+    assertDocumentSize(p.content, maxDocumentBytes);
     const caller: Caller = { ...caller0, workspace: workspaceOf(request.headers as HeaderBag, p.workspace) };
     const budget = budgetOf(request, deps.deadlines);
     if (p.mode === 'create') await assertAbsent(caller, p.uri, budget);

@@ -30,6 +30,7 @@ import {
   any as anyValue,
   bool,
   DomainError,
+  int32,
   intRange,
   isPlainObject,
   list,
@@ -107,7 +108,6 @@ export function sessionsLogPort(client: sessions.SessionsServiceClient): Session
 // ---------------------------------------------------------------------------------------------
 // Validation
 
-const INT32 = intRange({ ge: -(2 ** 31), le: 2 ** 31 - 1 });
 const INT64 = intRange({ ge: -Number.MAX_SAFE_INTEGER, le: Number.MAX_SAFE_INTEGER });
 const SEQ_TEXT = /^\s*\d+(?:#.*)?$/;
 
@@ -139,8 +139,8 @@ const seq: Validator<number> = {
 };
 
 const WINDOW_FIELDS: readonly FieldSpec[] = [
-  { name: 'context_tokens', type: INT32, required: true },
-  { name: 'reserved_output_tokens', type: INT32 },
+  { name: 'context_tokens', type: int32, required: true },
+  { name: 'reserved_output_tokens', type: int32 },
 ];
 const ROUTE_FIELDS: readonly FieldSpec[] = [
   { name: 'provider', type: str },
@@ -154,7 +154,7 @@ const EVENTS_FIELDS: readonly FieldSpec[] = [
 const PROJECT_FIELDS: readonly FieldSpec[] = [
   { name: 'window', type: model(WINDOW_FIELDS) },
   { name: 'include_ranges', type: bool },
-  { name: 'preserve_recent', type: INT32 },
+  { name: 'preserve_recent', type: int32 },
 ];
 const COMPRESS_RANGE_FIELDS: readonly FieldSpec[] = [
   { name: 'start_seq', type: seq, required: true },
@@ -172,7 +172,7 @@ const COMPRESS_FIELDS: readonly FieldSpec[] = [
 ];
 const SEARCH_FIELDS: readonly FieldSpec[] = [
   { name: 'query', type: str, required: true },
-  { name: 'limit', type: INT32 },
+  { name: 'limit', type: int32 },
 ];
 const FAILURE_FIELDS: readonly FieldSpec[] = [
   { name: 'code', type: str, required: true },
@@ -202,7 +202,7 @@ function body(raw: unknown, fields: readonly FieldSpec[]): Record<string, unknow
 }
 
 /** A query-string integer, validated like a body field at `["query", name]`. */
-function queryInt(request: FastifyRequest, name: string, type: Validator<number> = INT32): number | undefined {
+function queryInt(request: FastifyRequest, name: string, type: Validator<number> = int32): number | undefined {
   const raw = (request.query as Record<string, unknown> | undefined)?.[name];
   if (raw === undefined) return undefined;
   const loc: Loc = ['query', name];

@@ -10,7 +10,7 @@ import type { Ports } from './domain/ports';
 import { defaultRetrieveSettings, retrieve, type RetrieveSettings } from './domain/retrieve';
 import { listSearch } from './domain/search';
 import { LatencyEstimator, stagePriors } from './domain/stages';
-import { TRACE_ID_PATTERN, type TraceSink } from './domain/trace';
+import { mayReadTrace, TRACE_ID_PATTERN, type TraceSink } from './domain/trace';
 
 /** Dependencies of the orchestrator. */
 export interface OrchestratorDeps {
@@ -64,8 +64,10 @@ export function createServer(deps: OrchestratorDeps): MountedService {
         const account = req.identity?.accountId ?? '';
         if (!account) throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id is required');
         if (!TRACE_ID_PATTERN.test(req.traceId)) throw new CtxError(Code.INVALID_ARGUMENT, 'BAD_TRACE_ID', `invalid trace id ${JSON.stringify(req.traceId)}`);
-        // Another account's trace is as absent as one never written.
-        const row = traces ? await traces.get(req.traceId, account) : null;
+        // Another account's trace — or, for an ordinary user, another user's — is as absent as
+        // one never written.
+        const found = traces ? await traces.get(req.traceId, account) : null;
+        const row = found && mayReadTrace(found, { userId: req.identity?.userId ?? '', role: req.identity?.role ?? 0 }) ? found : null;
         if (!row) throw new CtxError(Code.NOT_FOUND, 'TRACE_NOT_FOUND', `trace '${req.traceId}' not found`, { metadata: { trace_id: req.traceId } });
         return { traceJson: JSON.stringify(row.data) };
       },

@@ -131,8 +131,8 @@ async function orchestratorWith(retrieveSettings: RetrieveSettings, traces: Trac
     server,
     retrieve: (over: Partial<orchestrator.RetrieveRequest> = {}, ms = 30_000) =>
       callUnary(client.retrieve.bind(client), request(over), Budget.ofMs(ms), { domain: 'orchestrator', pass: [Code.NOT_FOUND, Code.PERMISSION_DENIED, Code.INVALID_ARGUMENT] }),
-    getTrace: (traceId: string, accountId = 'acme') =>
-      callUnary(client.getTrace.bind(client), { identity: { ...identity, accountId }, traceId }, Budget.ofMs(5000), { domain: 'orchestrator', pass: [Code.NOT_FOUND, Code.INVALID_ARGUMENT] }),
+    getTrace: (traceId: string, accountId = 'acme', who: Partial<common.Identity> = {}) =>
+      callUnary(client.getTrace.bind(client), { identity: { ...identity, accountId, ...who }, traceId }, Budget.ofMs(5000), { domain: 'orchestrator', pass: [Code.NOT_FOUND, Code.INVALID_ARGUMENT] }),
     close: async () => {
       client.close();
       await server.shutdown();
@@ -242,6 +242,21 @@ describe('Orchestrator.GetTrace', () => {
       expect(t).toMatchObject({ trace_id: r.traceId, query: 'alpha', request_id: 'req-1', workspace: 'default', params: { token_budget: 1000, top_k: 8 } });
       expect(t.result.passages.map((p: { id: string }) => p.id)).toEqual(['p1', 'p2', 'p3']);
       expect(t.stages.map((s: { stage: string }) => s.stage)).toEqual(['workspace', 'query_rewrite', 'gather', 'graph_assist', 'rerank', 'trim']);
+    } finally {
+      await o.close();
+    }
+  });
+
+  // Regression (issue 12, item 5): Bob (role user) read Alice's trace — her query and her
+  // private URIs with their scores.
+  it("Orchestrator.GetTrace - another user's trace in the same account - NOT_FOUND for a user, OK for an admin", async () => {
+    const o = await orchestratorWith(defaultRetrieveSettings({ traceEnabled: true }), new SqliteTraceStore(db));
+    try {
+      const r = await o.retrieve({});
+      await expect(o.getTrace(r.traceId, 'acme', { userId: 'bob', role: common.Role.ROLE_USER })).rejects.toMatchObject({ code: Code.NOT_FOUND });
+      await expect(o.getTrace(r.traceId, 'acme', { userId: 'bob', role: common.Role.ROLE_UNSPECIFIED })).rejects.toMatchObject({ code: Code.NOT_FOUND });
+      expect(JSON.parse((await o.getTrace(r.traceId, 'acme', { userId: 'carol', role: common.Role.ROLE_ADMIN })).traceJson).user).toBe('alice');
+      expect(JSON.parse((await o.getTrace(r.traceId, 'acme', { userId: 'alice', role: common.Role.ROLE_USER })).traceJson).user).toBe('alice');
     } finally {
       await o.close();
     }

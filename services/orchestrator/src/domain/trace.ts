@@ -1,12 +1,14 @@
 /**
  * Retrieval traces (retrieve-contract "Traces"): with `RETRIEVAL_TRACE_ENABLED` on, every
  * retrieve writes one row — query, parameters, stage timings, candidates with scores, what was
- * dropped and why — and answers its id; `GetTrace` reads it back for the same account.
+ * dropped and why — and answers its id; `GetTrace` reads it back for the same account: for the
+ * user who made the request, or an admin of the account.
  *
  * The orchestrator only needs this small port; `@ctxmesh/stores` `TraceStore` (NATS JetStream
  * or the embedded SQLite file) satisfies it.
  */
 import { randomUUID } from 'node:crypto';
+import { common } from '@ctxmesh/proto';
 
 /** One stored trace row. */
 export interface TraceRecord {
@@ -30,6 +32,17 @@ export interface TraceSink {
 
 /** Ids a trace may have (what the stores accept). */
 export const TRACE_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Whether a caller may read a trace row of their own account: an admin or root reads every
+ * trace of the account; an ordinary user only the traces of their own requests (a trace holds
+ * the query and the private URIs it found, with their scores).
+ * @param row a row already read for the caller's account
+ */
+export function mayReadTrace(row: Pick<TraceRecord, 'data'>, caller: { userId: string; role: common.Role }): boolean {
+  if (caller.role === common.Role.ROLE_ADMIN || caller.role === common.Role.ROLE_ROOT) return true;
+  return caller.userId !== '' && row.data.user === caller.userId;
+}
 
 /** A fresh trace id: `tr_` + 32 hex digits. */
 export function newTraceId(): string {

@@ -190,7 +190,7 @@ describe('POST /api/v1/retrieve through the mesh', () => {
     expect((await call('POST', '/api/v1/search/find', { query: 'wifi', as_of: 'last year' })).status).toBe(400);
   });
 
-  it('resolves the workspace: body, then X-Workspace, then the persisted active one; unknown is 404, foreign is 403', async () => {
+  it("resolves the workspace: body, then X-Workspace, then the persisted active one; unknown is 404, and so is another account's", async () => {
     expect((await call('POST', '/api/v1/workspaces', { workspace: 'zoo' })).status).toBe(200);
     await write('viking://resources/zoo/keeper.md', 'Zoo keeper rota for the zebra enclosure.', { workspace: 'zoo' });
     const inZoo = (r: any) => r.passages.some((p: any) => p.uri === 'viking://resources/zoo/keeper.md');
@@ -203,7 +203,8 @@ describe('POST /api/v1/retrieve through the mesh', () => {
     expect((await call('PUT', '/api/v1/workspaces/active', { workspace: 'default' })).status).toBe(200);
     expect((await call('POST', '/api/v1/retrieve', { query: 'zebra', workspace: 'nowhere' })).status).toBe(404);
     const other = { 'X-OpenViking-Account': 'globex', 'X-OpenViking-User': 'eve' };
-    expect((await call('POST', '/api/v1/retrieve', { query: 'zebra', workspace: 'zoo' }, other)).status).toBe(403);
+    // Workspace names are per account (issue 12, item 6): globex has no 'zoo' of its own.
+    expect((await call('POST', '/api/v1/retrieve', { query: 'zebra', workspace: 'zoo' }, other)).status).toBe(404);
   });
 
   it('refuses a blank query, unknown fields and out-of-range values with a 400 naming the field', async () => {

@@ -1,7 +1,9 @@
 /**
- * Workspaces (retrieve-contract "Scopes"): a workspace is a partition inside an account. A
- * slug is owned by exactly one account (the first to create it); every account also has its
- * own `default`, which always exists and is never stored. Each (account, user) may persist an
+ * Workspaces (retrieve-contract "Scopes"): a workspace is a partition inside an account, and
+ * its name is the account's own: two accounts may each have a `research` workspace, and
+ * neither can learn whether the other has one (names used to be global, so a second account
+ * got "belongs to another account" and could squat a name). Every account also has its own
+ * `default`, which always exists and is never stored. Each (account, user) may persist an
  * active workspace; without one it is `default`.
  *
  * Resolution order of a request's workspace: the slug asked for, else `identity.workspace`
@@ -49,6 +51,14 @@ export interface WorkspaceStore {
   getActiveWorkspace(account: string, user: string): Promise<string | null>;
 }
 
+/**
+ * The stored name of an account's workspace: `<account>/<slug>` (a slug has no `/`, so the
+ * split is unambiguous). The store keeps owners by this key.
+ */
+export function scopedWorkspaceKey(account: string, slug: string): string {
+  return `${account}/${slug}`;
+}
+
 function checkCaller(c: WorkspaceCaller): void {
   if (typeof c.account !== 'string' || c.account === '') throw new InvalidArgumentError('identity.accountId', 'is required');
   if (typeof c.user !== 'string' || c.user === '') throw new InvalidArgumentError('identity.userId', 'is required');
@@ -82,9 +92,22 @@ export class Workspaces {
     checkCaller(caller);
     const slug = checkSlug(rawSlug);
     if (slug === DEFAULT_WORKSPACE) return { workspace: slug, created: false };
-    const { owner, created } = await this.store.claimWorkspace(slug, caller.account, this.clock());
-    if (owner !== caller.account) throw new AlreadyExistsError('WORKSPACE_TAKEN', `workspace '${slug}' belongs to another account`, { workspace: slug });
+    if (await this.legacyOwned(caller.account, slug)) return { workspace: slug, created: false };
+    const { owner, created } = await this.store.claimWorkspace(scopedWorkspaceKey(caller.account, slug), caller.account, this.clock());
+    // Unreachable with scoped keys; kept so a corrupted store can never hand over a name.
+    if (owner !== caller.account) throw new AlreadyExistsError('WORKSPACE_TAKEN', `workspace '${slug}' cannot be created`, { workspace: slug });
     return { workspace: slug, created };
+  }
+
+  /**
+   * True when `slug` was created by `account` before names were scoped per account (a global
+   * claim): it is then adopted under the scoped key, so older workspaces keep working. A
+   * legacy claim of another account is ignored — it says nothing to this caller.
+   */
+  private async legacyOwned(account: string, slug: string): Promise<boolean> {
+    if ((await this.store.workspaceOwner(slug)) !== account) return false;
+    await this.store.claimWorkspace(scopedWorkspaceKey(account, slug), account, this.clock());
+    return true;
   }
 
   /**
@@ -95,9 +118,12 @@ export class Workspaces {
     checkCaller(caller);
     const slug = checkSlug(rawSlug, field);
     if (slug === DEFAULT_WORKSPACE) return slug;
-    const owner = await this.store.workspaceOwner(slug);
-    if (owner === null) throw new NotFoundError('WORKSPACE_NOT_FOUND', `workspace '${slug}' not found`, { workspace: slug });
-    if (owner !== caller.account) throw new PermissionDeniedError('WORKSPACE_FOREIGN', `workspace '${slug}' belongs to another account`, { workspace: slug });
+    const owner = await this.store.workspaceOwner(scopedWorkspaceKey(caller.account, slug));
+    if (owner === null) {
+      if (await this.legacyOwned(caller.account, slug)) return slug;
+      throw new NotFoundError('WORKSPACE_NOT_FOUND', `workspace '${slug}' not found`, { workspace: slug });
+    }
+    if (owner !== caller.account) throw new PermissionDeniedError('WORKSPACE_FOREIGN', `workspace '${slug}' is not this account's`, { workspace: slug });
     return slug;
   }
 

@@ -3,7 +3,9 @@
  * outages that were slow instead of fast, and isolation between callers — each case a
  * regression test of a defect the fault-and-abuse pass found.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { callGateway, fetchDeadLetters, startMesh, type Mesh } from '@ctxmesh/ctxmesh';
@@ -104,4 +106,142 @@ describe('a write accepted and then failed is visible (item 1)', () => {
       (err: { status: number }) => expect(err.status).toBe(404),
     );
   });
+});
+
+/** A free TCP port on 127.0.0.1. */
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A private server process this suite starts and stops by PID (never the shared ones). */
+class PrivateServer {
+  private child: ChildProcess | null = null;
+  constructor(
+    readonly bin: string,
+    readonly args: string[],
+  ) {}
+
+  async start(ready: () => Promise<boolean>): Promise<void> {
+    const child = spawn(this.bin, this.args, { stdio: 'ignore' });
+    this.child = child;
+    await eventually(async () => {
+      if (child.exitCode !== null) throw new Error(`${this.bin} exited with ${child.exitCode}`);
+      if (!(await ready())) throw new Error(`${this.bin} not ready`);
+      return true;
+    }, 15_000, 50);
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    process.kill(child.pid!, 'SIGTERM');
+    await exited;
+  }
+}
+
+function tcpOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+describe('Redis stopped under context traffic (item 8)', () => {
+  let mesh: Mesh;
+  let redis: PrivateServer;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    redis = new PrivateServer('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dataDir()]);
+    await redis.start(() => tcpOpen(port));
+    mesh = await startMesh({ env: { CTXMESH_DATA_DIR: dataDir(), GATEWAY_PORT: '0', REDIS_URL: `redis://127.0.0.1:${port}` }, log: silentLogger() });
+    await raw(mesh.gatewayUrl, 'POST', '/api/v1/content/write', { uri: 'viking://resources/deploy.md', content: '# Deploy\n\nBlue/green releases.', wait: true });
+  }, 60_000);
+  afterAll(async () => {
+    await mesh?.stop();
+    await redis?.stop();
+  });
+
+  const context = (url: string) => raw(url, 'POST', '/api/v1/search/search', { query: 'deploy', mode: 'context', session_id: 'cc-1', dedup_turns: 3 });
+
+  it('answers fast with dedup "unavailable", /ready false, session appends 503 UNAVAILABLE; then recovers on its own', async () => {
+    const url = mesh.gatewayUrl;
+    const before = await context(url);
+    expect(before.status).toBe(200);
+    expect(before.json.result.stats.dedup.status).toMatch(/^(new|ok)$/);
+    expect((await raw(url, 'GET', '/ready')).status).toBe(200);
+
+    await redis.stop();
+    // Each request used to wait ~1 s for the client's offline queue: five took ≥ 5 s.
+    const started = Date.now();
+    for (let i = 0; i < 5; i++) {
+      const r = await context(url);
+      expect(r.status).toBe(200);
+      expect(r.json.result.stats.dedup.status).toBe('unavailable');
+    }
+    expect(Date.now() - started).toBeLessThan(4000);
+
+    const append = await raw(url, 'POST', '/api/v1/sessions/s-down/messages', { role: 'user', content: 'hello' });
+    expect(append.status).toBe(503);
+    expect(append.json.error).toMatchObject({ code: 'UNAVAILABLE', details: { reason: 'STORE_UNAVAILABLE' } });
+    await eventually(async () => {
+      const r = await raw(url, 'GET', '/ready');
+      if (r.status !== 503 || r.json.checks.sessions !== false) throw new Error(`ready ${r.status}`);
+      return true;
+    }, 10_000, 100);
+
+    await redis.start(() => tcpOpen(port));
+    await eventually(async () => {
+      const r = await context(url);
+      if (!/^(new|ok)$/.test(r.json.result?.stats?.dedup?.status)) throw new Error(`dedup ${r.json.result?.stats?.dedup?.status}`);
+      return true;
+    }, 20_000, 200);
+    await eventually(async () => (await raw(url, 'GET', '/ready')).status === 200, 10_000, 100);
+    expect((await raw(url, 'POST', '/api/v1/sessions/s-down/messages', { role: 'user', content: 'hello again' })).status).toBe(200);
+  }, 90_000);
+});
+
+describe('NATS stopped (item 8)', () => {
+  let mesh: Mesh;
+  let nats: PrivateServer;
+  let port: number;
+  beforeAll(async () => {
+    port = await freePort();
+    nats = new PrivateServer('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dataDir()]);
+    await nats.start(() => tcpOpen(port));
+    mesh = await startMesh({ env: { CTXMESH_DATA_DIR: dataDir(), GATEWAY_PORT: '0', NATS_URL: `nats://127.0.0.1:${port}` }, log: silentLogger() });
+  }, 60_000);
+  afterAll(async () => {
+    // Back up first, so the mesh's connection drains instead of reconnecting forever.
+    await nats?.start(() => tcpOpen(port));
+    await mesh?.stop();
+    await nats?.stop();
+  }, 30_000);
+
+  it('content/write answers a fast 503 BUS_UNAVAILABLE instead of spending its budget', async () => {
+    const url = mesh.gatewayUrl;
+    const ok = await raw(url, 'POST', '/api/v1/content/write', { uri: 'viking://resources/n.md', content: 'up', wait: true });
+    expect(ok.status).toBe(200);
+    await nats.stop();
+    await eventually(async () => (await raw(url, 'GET', '/ready')).status === 503, 10_000, 100);
+    const started = Date.now();
+    const down = await raw(url, 'POST', '/api/v1/content/write', { uri: 'viking://resources/n.md', content: 'down' }, { 'x-request-timeout-ms': '30000' });
+    expect(down.status).toBe(503);
+    expect(down.json.error).toMatchObject({ code: 'UNAVAILABLE', details: { reason: 'BUS_UNAVAILABLE' } });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 60_000);
 });

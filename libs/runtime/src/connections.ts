@@ -8,7 +8,11 @@ import { QdrantClient } from '@qdrant/js-client-rest';
 
 /** Connect to Redis and verify it answers PING within `timeoutMs`. */
 export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, connectTimeout: timeoutMs, enableAutoPipelining: true });
+  // No offline queue: while the connection is down (ioredis reconnects on its own, backing off
+  // to 2 s between attempts) a command fails at once instead of waiting to be replayed, so a
+  // Redis outage is a fast `unavailable` / 503 rather than a second of waiting per request,
+  // and requests are served normally again as soon as the connection is back.
+  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 2, connectTimeout: timeoutMs, enableAutoPipelining: true });
   try {
     await redis.connect();
     await redis.ping();

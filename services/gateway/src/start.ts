@@ -49,8 +49,8 @@ export interface RunningGateway {
 }
 
 /**
- * Listen. `/ready` is 200 while the orchestrator is SERVING and the bus answers; the sessions
- * service is reported but not required (only message capture needs it).
+ * Listen. `/ready` is 200 while the orchestrator and the sessions service are SERVING (the
+ * latter follows its store: Redis, or the SQLite file) and the bus answers.
  */
 export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
   const log = opts.log.child({ service: 'gateway' });
@@ -71,7 +71,9 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     version: packageVersion(),
     readiness: [
       { name: 'orchestrator', critical: true, check: () => checkHealth(opts.orchestratorAddr, '', probeMs) },
-      { name: 'sessions', critical: false, check: () => checkHealth(opts.sessionsAddr, '', probeMs) },
+      // Sessions' readiness is its store's: a configured store that cannot be reached makes
+      // /ready false (context requests still degrade to dedup "unavailable" meanwhile).
+      { name: 'sessions', critical: true, check: () => checkHealth(opts.sessionsAddr, '', probeMs) },
       { name: 'event_bus', critical: true, check: () => opts.bus.ping() },
     ],
   });

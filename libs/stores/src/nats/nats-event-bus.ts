@@ -31,6 +31,7 @@ import {
   type PublishOptions,
   type WriteReceipt,
 } from '../ports/event-bus';
+import { BusUnavailableError } from '../ports/errors';
 
 /** Options of {@link NatsEventBus}. */
 export interface NatsEventBusOptions {
@@ -124,6 +125,8 @@ export class NatsEventBus implements EventBus {
   private readonly waits = new Set<(err: Error) => void>();
   private readonly timeoutMs: number;
   private closed = false;
+  /** False from a `disconnect` status until the next `reconnect`: publishes then fail at once. */
+  private connected = true;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -133,6 +136,19 @@ export class NatsEventBus implements EventBus {
     private readonly receipts: KV,
   ) {
     this.timeoutMs = opts.requestTimeoutMs ?? 5000;
+    void this.watchConnection();
+  }
+
+  /** Follow the connection's status, so a publish during an outage fails fast (see {@link publish}). */
+  private async watchConnection(): Promise<void> {
+    try {
+      for await (const st of this.nc.status()) {
+        if (st.type === 'disconnect' || st.type === 'close') this.connected = false;
+        else if (st.type === 'reconnect') this.connected = true;
+      }
+    } catch (err) {
+      this.opts.onError?.(err, 'connection status');
+    }
   }
 
   /** Name of the dead-letter stream for a stream name. */
@@ -209,14 +225,23 @@ export class NatsEventBus implements EventBus {
     }
   }
 
-  /** {@inheritDoc EventBus.publish} */
+  /**
+   * {@inheritDoc EventBus.publish}
+   *
+   * Fails at once while the connection is down (a disconnect, until nats.js reconnects on its
+   * own), and waits for the stream's ack at most the request timeout even when the caller's
+   * budget is longer: a write the bus cannot take is a fast 503, not a request budget spent
+   * waiting for a server that is gone.
+   * @throws BusUnavailableError while disconnected
+   */
   async publish(message: BusMessage, opts: PublishOptions = {}): Promise<boolean> {
+    if (this.closed || !this.connected || this.nc.isClosed()) throw new BusUnavailableError('NATS is not connected');
     const h = headers();
     h.set(KEY_HEADER, encodeURIComponent(message.key));
     const ack = await this.js.publish(message.subject, message.data, {
       msgID: message.id,
       headers: h,
-      timeout: Math.max(1, opts.timeoutMs ?? this.timeoutMs),
+      timeout: Math.max(1, Math.min(opts.timeoutMs ?? this.timeoutMs, this.timeoutMs)),
     });
     return !ack.duplicate;
   }
@@ -428,7 +453,7 @@ export class NatsEventBus implements EventBus {
 
   /** Readiness: the connection is open and the stream answers within the request timeout. */
   async ping(): Promise<boolean> {
-    if (this.closed || this.nc.isClosed()) return false;
+    if (this.closed || !this.connected || this.nc.isClosed()) return false;
     try {
       await this.jsm.streams.info(this.opts.stream);
       return true;

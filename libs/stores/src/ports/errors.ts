@@ -1,5 +1,6 @@
 /**
- * Errors every VectorIndex adapter throws for the same caller mistakes, so callers map them
+ * Errors every adapter throws for the same conditions, so callers map them once whatever store
+ * is configured. VectorIndex adapters throw the first three for the same caller mistakes, so callers map them
  * once (e.g. gather: UnsupportedFilterError → INVALID_ARGUMENT) whatever store is configured.
  */
 import type { NodeRecord } from './vector-index';
@@ -54,4 +55,25 @@ export function validateDocumentRecords(docUri: string, records: readonly NodeRe
   const account = records[0].account;
   if (records.some((r) => r.account !== account)) throw new InvalidRecordError(`records of ${docUri} span several accounts`);
   return account;
+}
+
+/** The event bus cannot take a message now (disconnected); callers answer 503 `BUS_UNAVAILABLE`. */
+export class BusUnavailableError extends Error {
+  override readonly name = 'BusUnavailableError';
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTCONN', 'EHOSTUNREACH', 'ENETUNREACH', 'NR_CLOSED']);
+
+/**
+ * True for an error that says a network store (Redis) could not be reached — refused, reset,
+ * closed, or a command refused while the client reconnects — as opposed to a bad command or
+ * bad data. Callers answer these 503 UNAVAILABLE, never 500.
+ */
+export function isStoreUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  if (err.name === 'MaxRetriesPerRequestError' || err.name === 'BusUnavailableError') return true;
+  // ioredis, with the offline queue off, refuses commands while it reconnects.
+  return /Connection is closed|enableOfflineQueue|Stream isn't writeable/i.test(err.message);
 }

@@ -5,7 +5,7 @@
  */
 import type { common, sessions } from '@ctxmesh/proto';
 import { Code, CtxError, requireCaller } from '@ctxmesh/rpc';
-import type { SessionKey } from '@ctxmesh/stores';
+import { isStoreUnreachable, type SessionKey } from '@ctxmesh/stores';
 import type { RangeRow, RouteInput, SessionLog, SessionsErrorCode, WindowInput, WorkspaceCaller, Workspaces } from '../domain';
 import { SessionsError } from '../domain';
 
@@ -30,10 +30,13 @@ const CODES: Readonly<Record<SessionsErrorCode, Code>> = {
 /**
  * A domain error as the `CtxError` that goes on the wire: the domain's code, reason and
  * metadata unchanged (ABORTED carries `head` and `generation`; INVALID_ARGUMENT names the
- * `field`). Anything else is rethrown as is (the server adapter turns it into INTERNAL).
+ * `field`); a store that cannot be reached is UNAVAILABLE `STORE_UNAVAILABLE`. Anything else is
+ * rethrown as is (the server adapter turns it into INTERNAL).
  */
 export function toCtxError(err: unknown): unknown {
   if (err instanceof SessionsError) return new CtxError(CODES[err.code], err.reason, err.message, { metadata: { ...err.metadata }, cause: err });
+  // A store outage is the caller's to retry (503), not a server fault (500).
+  if (isStoreUnreachable(err)) return new CtxError(Code.UNAVAILABLE, 'STORE_UNAVAILABLE', 'the session store is unreachable; nothing was changed, try again', { cause: err });
   return err;
 }
 

@@ -35,7 +35,7 @@ describe('countBpe', () => {
 
   it('settles a long piece over the limit without an exact answer', () => {
     const c = bpeCounter(require('gpt-tokenizer/encoding/o200k_base'));
-    expect(c.longestToken).toBeGreaterThan(1);
+    expect(c.longestToken).toBeGreaterThanOrEqual(128);
     expect(countBpe(c, 'a'.repeat(100_000), 10)).toBe(Infinity);
     expect(countTokensWithin('a'.repeat(10_000), 1_000_000, 'o200k_base')).toBe(o200k.countTokens('a'.repeat(10_000), AS_TEXT));
   });

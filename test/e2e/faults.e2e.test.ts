@@ -296,3 +296,46 @@ describe('an exact tokenizer on the largest accepted document (item 2)', () => {
     expect(health.at(-1)!).toBeLessThan(2000);
   }, 180_000);
 });
+
+describe('isolation between callers of one account and across accounts (items 5, 6)', () => {
+  let mesh: Mesh;
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+  beforeAll(async () => {
+    mesh = await startMesh({
+      env: {
+        CTXMESH_DATA_DIR: dataDir(),
+        GATEWAY_PORT: '0',
+        CTXMESH_AUTH_MODE: 'api_key',
+        CTXMESH_API_KEYS: 'k-alice=acme:alice,k-bob=acme:bob,k-admin=acme:carol:admin,k-eve=globex:eve',
+        RETRIEVAL_TRACE_ENABLED: 'true',
+      },
+      log: silentLogger(),
+    });
+    await raw(mesh.gatewayUrl, 'POST', '/api/v1/content/write', { uri: 'viking://user/alice/memories/events/secret.md', content: 'Alice plans the merger on Friday.', wait: true }, as('k-alice'));
+  }, 60_000);
+  afterAll(async () => mesh?.stop());
+
+  it("a trace is read by its caller and the account's admins only", async () => {
+    const url = mesh.gatewayUrl;
+    const r = await raw(url, 'POST', '/api/v1/retrieve', { query: 'merger', top_k: 5 }, as('k-alice'));
+    expect(r.status).toBe(200);
+    const id = r.json.result.trace_id as string;
+    expect(id).toMatch(/^tr_/);
+    expect((await raw(url, 'GET', `/api/v1/traces/${id}`, undefined, as('k-alice'))).status).toBe(200);
+    expect((await raw(url, 'GET', `/api/v1/traces/${id}`, undefined, as('k-admin'))).status).toBe(200);
+    const bob = await raw(url, 'GET', `/api/v1/traces/${id}`, undefined, as('k-bob'));
+    expect(bob.status).toBe(404);
+    expect(bob.text).not.toContain('merger');
+    expect((await raw(url, 'GET', `/api/v1/traces/${id}`, undefined, as('k-eve'))).status).toBe(404);
+  });
+
+  it('workspace names belong to their account: another account neither learns one exists nor is kept from its own', async () => {
+    const url = mesh.gatewayUrl;
+    expect((await raw(url, 'POST', '/api/v1/workspaces', { workspace: 'research' }, as('k-alice'))).json.result).toEqual({ workspace: 'research', created: true });
+    const eve = await raw(url, 'POST', '/api/v1/workspaces', { workspace: 'research' }, as('k-eve'));
+    expect(eve.status).toBe(200);
+    expect(eve.json.result).toEqual({ workspace: 'research', created: true });
+    expect((await raw(url, 'PUT', '/api/v1/workspaces/active', { workspace: 'research' }, as('k-bob'))).status).toBe(200);
+    expect((await raw(url, 'PUT', '/api/v1/workspaces/active', { workspace: 'elsewhere' }, as('k-eve'))).status).toBe(404);
+  });
+});

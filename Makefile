@@ -1,5 +1,5 @@
 # A thin facade over the npm scripts (same verb everywhere).
-.PHONY: gen build test test-unit test-int test-e2e lint up down start bench k8s
+.PHONY: gen build test test-unit test-int test-e2e fuzz lint up down start bench k8s
 
 gen:
 	npm run gen
@@ -13,6 +13,8 @@ test-int:
 	npm run test:int
 test-e2e:
 	npm run test:e2e
+fuzz:
+	npm run fuzz
 lint:
 	npm run lint
 start:

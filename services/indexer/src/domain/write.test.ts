@@ -35,6 +35,7 @@ describe('validateWrite', () => {
       uri: 'viking://resources/docs/a.md',
       content: 'hello',
       account: 'acme',
+      user: 'alice',
       workspace: 'default',
       subject: '',
       tags: [],

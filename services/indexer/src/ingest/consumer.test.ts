@@ -1,10 +1,13 @@
 import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { common, indexer } from '@ctxmesh/proto';
-import { EmbeddedVectorIndex, openEmbeddedDb, type Delivery, type DoneNotice, type EmbeddedDb, type EventBus, type NodeRecord } from '@ctxmesh/stores';
+import { EmbeddedVectorIndex, openEmbeddedDb, type Delivery, type DoneNotice, type EmbeddedDb, type EventBus, type NodeRecord, type WriteReceipt } from '@ctxmesh/stores';
 import pino from 'pino';
 import { Applier } from '../domain/apply';
 import { WriteStatusBook } from '../domain/status';
 import { IngestConsumer } from './consumer';
+
+/** `LARGE_WRITE_CHARS` of the consumer: 1 Mi UTF-16 units. */
+const LARGE = 1024 * 1024;
 
 const VIS = { account: 'acme', user: '', actorPeer: null, openPeers: true, allUsers: true, workspace: null };
 
@@ -42,6 +45,7 @@ describe('IngestConsumer', () => {
   let db: EmbeddedDb;
   let index: EmbeddedVectorIndex;
   let notices: DoneNotice[];
+  let receipts: WriteReceipt[];
   let consumer: IngestConsumer;
   let failStore: boolean;
   const embedder = new LexicalEmbedder({ dimension: 256 });
@@ -50,10 +54,12 @@ describe('IngestConsumer', () => {
     db = openEmbeddedDb(':memory:');
     index = new EmbeddedVectorIndex(db, { dimension: 256 });
     notices = [];
+    receipts = [];
     failStore = false;
     const bus = {
       consume: async () => ({ stop: async () => undefined }),
       notifyDone: async (n: DoneNotice) => void notices.push(n),
+      putReceipt: async (r: WriteReceipt) => void receipts.push(r),
     } as unknown as EventBus;
     const flaky = Object.create(index) as EmbeddedVectorIndex;
     flaky.replaceDocument = async (u, r) => {
@@ -72,6 +78,7 @@ describe('IngestConsumer', () => {
     await consumer.handle(d);
     expect(settled).toEqual([{ how: 'ack' }]);
     expect(notices).toEqual([expect.objectContaining({ id: 'w-v1', status: 'applied', nodes: 1 })]);
+    expect(receipts).toEqual([expect.objectContaining({ id: 'w-v1', state: 'applied', uri: 'viking://resources/a.md', account: 'acme', user: 'alice' })]);
     expect(await body()).toBe('v1');
   });
 
@@ -96,6 +103,8 @@ describe('IngestConsumer', () => {
     await consumer.handle(last.d);
     expect(last.settled).toEqual([{ how: 'deadLetter', arg: expect.stringContaining('store down') }]);
     expect(notices).toEqual([expect.objectContaining({ id: 'w-v1', status: 'failed', reason: 'UNAVAILABLE' })]);
+    // The caller who did not wait sees the failure (issue 12, item 1).
+    expect(receipts).toEqual([expect.objectContaining({ id: 'w-v1', state: 'failed', reason: 'UNAVAILABLE', message: expect.stringContaining('store down') })]);
   });
 
   it('dead-letters a malformed write at once and announces it', async () => {
@@ -103,5 +112,29 @@ describe('IngestConsumer', () => {
     await consumer.handle(bad.d);
     expect(bad.settled).toEqual([{ how: 'deadLetter', arg: 'identity.account_id is required' }]);
     expect(notices).toEqual([expect.objectContaining({ id: 'w-x', status: 'failed', reason: 'INVALID_ARGUMENT' })]);
+    expect(receipts).toEqual([expect.objectContaining({ id: 'w-x', state: 'failed', reason: 'INVALID_ARGUMENT' })]);
   });
+
+  // Issue 12, item 9: four 16 MiB writes at once peaked at 1.78 GB; large writes now take turns.
+  it('applies large writes one at a time, small ones beside them', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const slow = Object.create(index) as EmbeddedVectorIndex;
+    slow.replaceDocument = async (u, r) => {
+      const large = r.some((x) => x.body.length >= LARGE);
+      if (large) peak = Math.max(peak, ++inFlight);
+      await new Promise((res) => setTimeout(res, 20));
+      if (large) inFlight--;
+      return index.replaceDocument(u, r);
+    };
+    const gated = await IngestConsumer.start(
+      { bus: { consume: async () => ({ stop: async () => undefined }), notifyDone: async () => undefined, putReceipt: async () => undefined } as unknown as EventBus, applier: new Applier({ index: slow, embedder }), book: new WriteStatusBook(), log: pino({ level: 'silent' }) },
+      { maxDeliver: 3, ackWaitMs: 30_000 },
+    );
+    const big = 'word '.repeat(LARGE / 5 + 1);
+    const ds = [1, 2, 3].map((i) => delivery(op(`${i}${big}`, { writeId: `big-${i}`, uri: `viking://resources/big${i}.md` }), i, 1, `viking://resources/big${i}.md`));
+    await Promise.all(ds.map((x) => gated.handle(x.d)));
+    expect(ds.map((x) => x.settled)).toEqual([[{ how: 'ack' }], [{ how: 'ack' }], [{ how: 'ack' }]]);
+    expect(peak).toBe(1);
+  }, 60_000);
 });

@@ -24,6 +24,27 @@ export const INGEST_SUBJECTS = ['ctxmesh.ingest.>'];
 const MAX_BACKOFF_MS = 30_000;
 /** Keys whose last applied sequence is remembered. */
 const SEQ_MEMORY = 50_000;
+/**
+ * A write whose content has at least this many UTF-16 units (1 Mi) is large: large writes are
+ * applied one at a time, so the memory of a burst of big documents is one document's
+ * (a 16 MiB write cost ~630 MB; four at once peaked at 1.78 GB).
+ */
+export const LARGE_WRITE_CHARS = 1024 * 1024;
+
+/** A one-at-a-time gate (FIFO). */
+class Gate {
+  private tail: Promise<void> = Promise.resolve();
+
+  /** Run `fn` after every earlier `run` has settled. */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const out = this.tail.then(fn);
+    this.tail = out.then(
+      () => undefined,
+      () => undefined,
+    );
+    return out;
+  }
+}
 
 /** Options of {@link IngestConsumer.start}. */
 export interface IngestConsumerOptions {
@@ -63,6 +84,7 @@ export function noticeOf(id: string, r: ApplyResult): DoneNotice {
 /** A running ingest consumer. */
 export class IngestConsumer {
   private readonly lastSeq = new Map<string, number>();
+  private readonly largeWrites = new Gate();
   private consumer: Consumer | null = null;
 
   private constructor(
@@ -122,7 +144,8 @@ export class IngestConsumer {
     this.deps.book.pending(write.writeId);
     let result: ApplyResult;
     try {
-      result = await this.deps.applier.apply(write);
+      const w = write;
+      result = w.content.length >= LARGE_WRITE_CHARS ? await this.largeWrites.run(() => this.deps.applier.apply(w)) : await this.deps.applier.apply(w);
     } catch (err) {
       const text = errorText(err);
       if (d.attempt >= this.opts.maxDeliver) {
@@ -180,7 +203,8 @@ export class IngestConsumer {
       ...(n.status === 'applied' ? { contentHash: n.contentHash ?? '' } : { reason: n.reason ?? '', message: n.message ?? '' }),
       atMs: Date.now(),
     };
-    const [sent, kept] = await Promise.allSettled([this.deps.bus.notifyDone(n), this.deps.bus.putReceipt(receipt)]);
+    const bus = this.deps.bus;
+    const [sent, kept] = await Promise.allSettled([Promise.resolve().then(() => bus.notifyDone(n)), Promise.resolve().then(() => bus.putReceipt(receipt))]);
     if (sent.status === 'rejected') this.deps.log.warn({ err: sent.reason, id: n.id }, 'done notice not sent');
     if (kept.status === 'rejected') this.deps.log.warn({ err: kept.reason, id: n.id }, 'write receipt not recorded');
   }

@@ -90,6 +90,24 @@ describe('chunkPassages on huge inputs', () => {
     expect(passages.at(-1)!.endsWith('w149999')).toBe(true);
   });
 
+  // The fault suite's "chunker at 2× the accepted size": the gateway takes documents up to
+  // 4 MiB (CTXMESH_MAX_DOCUMENT_BYTES), so 8 MiB of one line of words and of CJK without a space.
+  it('chunks twice the largest accepted document, words or CJK', () => {
+    const words: string[] = [];
+    for (let n = 0, i = 0; n < 8 * 1024 * 1024; i++) {
+      const w = `w${i}`;
+      words.push(w);
+      n += w.length + 1;
+    }
+    const passages = chunkPassages(words.join(' '));
+    expect(passages.length).toBeGreaterThan(1000);
+    expect(passages.join(' ').split(' ')).toHaveLength(words.length);
+    const cjk = '中文字符测试'.repeat((8 * 1024 * 1024) / 18);
+    const zh = chunkPassages(cjk);
+    expect(zh.join('')).toBe(cjk);
+    for (const p of zh) expect(estimateTokens(p)).toBeLessThanOrEqual(MAX_PASSAGE_TOKENS);
+  }, 60_000);
+
   it('chunks a 130,000-line CSV and a 1 MB word without spaces', () => {
     const csv = ['id,name,value', ...Array.from({ length: 130_000 }, (_, i) => `${i},item${i},${i * 3}`)].join('\n');
     const passages = chunkPassages(csv);

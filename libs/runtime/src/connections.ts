@@ -13,6 +13,9 @@ export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis
   // Redis outage is a fast `unavailable` / 503 rather than a second of waiting per request,
   // and requests are served normally again as soon as the connection is back.
   const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 2, connectTimeout: timeoutMs, enableAutoPipelining: true });
+  // Connection errors during an outage surface where they matter (commands fail fast, readiness
+  // goes false); without a listener ioredis would print each reconnect attempt as unhandled.
+  redis.on('error', () => undefined);
   try {
     await redis.connect();
     await redis.ping();

@@ -9,3 +9,7 @@ export * from './overview';
 export * from './render';
 export * from './plan';
 export * from './digest';
+export * from './packing';
+export * from './pricing';
+export * from './evidence';
+export * from './assemble';

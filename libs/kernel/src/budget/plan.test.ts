@@ -1,4 +1,5 @@
-import { type Candidate, assembleContext, coerceMaxTokens, contentUriOf, perEntryCap, planAndRender, planReads } from './plan';
+import { assembleContext } from './assemble';
+import { type Candidate, coerceMaxTokens, contentUriOf, perEntryCap, planAndRender, planReads } from './plan';
 import { renderFragment } from './render';
 import { UnknownTokenizerError, countTokens, estimateTokens } from './tokens';
 

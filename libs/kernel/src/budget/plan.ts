@@ -1,29 +1,17 @@
 /**
- * Budget (context-contract §5.2–§5.4) and the two-step API the mesh uses: the tier-reader
- * asks {@link planReads} which bodies to fetch and turns them into tier texts; budget-render
- * calls {@link planAndRender}. {@link assembleContext} runs both steps in process.
+ * Budget of the compat packing (context-contract §5.2–§5.4) and the two-step API the mesh
+ * uses: the tier-reader asks {@link planReads} which bodies to fetch and turns them into tier
+ * texts; budget-render calls {@link planAndRender}. The evidence packing's planners live in
+ * `./evidence`; `./assemble` runs both steps in process for either packing.
  */
-import { pyStrip } from './python';
-import { type OverviewOptions, type TierTexts, FrontMatterError, prepareTierTexts } from './overview';
-import { type ContextEntry, completeFragment, fragmentHead, neutralizeTags } from './render';
-import { type DetailSpec, type Tier, type TierPolicy, isMemoryCategory, normalizeDetail, pinFor, tierPolicy, tierRank } from './tiers';
-import { type TokenizerName, countTokensWithin, estimateQuarters, resolveTokenizer } from './tokens';
+import type { TierTexts } from './overview';
+import type { CandidateFate, TierCosts } from './packing';
+import { type ContextEntry, completeFragment, fragmentHead } from './render';
+import { type Candidate, FragmentPricer, type Slot, slotFor, tokensOf } from './pricing';
+import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, tierRank } from './tiers';
+import { resolveTokenizer } from './tokens';
 
-/** A ranked candidate as gathered (§3.5); field names follow the reference kernel. */
-export interface Candidate {
-  /** Node URI (a directory hit carries the directory, not its sidecar). */
-  readonly uri: string;
-  /** Reported category (§2.2). */
-  readonly category: string;
-  /** Raw retrieval score. */
-  readonly score: number;
-  /** Stored abstract; `null`/absent reads as `""`. */
-  readonly abstract?: string | null;
-  /** True when the hit was a directory sidecar. */
-  readonly is_directory?: boolean;
-  /** `actor_peer`, `self` or `other_peer`. */
-  readonly origin: string;
-}
+export type { Candidate } from './pricing';
 
 /** A candidate with the body-backed tier texts the tier-reader produced for it. */
 export interface PlanItem {
@@ -46,12 +34,33 @@ export interface PlanStats {
   fill: { floor_tokens: number; overview_upgrades: number; full_upgrades: number; spare_upgrades: number };
 }
 
-/** Output of {@link planAndRender}. */
+/** Output of {@link planAndRender} (and of the evidence planner). */
 export interface PlanResult {
   entries: ContextEntry[];
   /** Fragments joined by `\n`; `""` without entries. */
   rendered: string;
   stats: PlanStats;
+  /**
+   * One fate per input item, in input order (only when asked for with `fates: true`): the
+   * tier served or why not, and the cost of each tier.
+   */
+  fates?: CandidateFate[];
+  /** Evidence packing only: what its relevance floor did. */
+  evidence?: EvidencePlanExtras;
+}
+
+/** The evidence packing's outcome beside the plan. */
+export interface EvidencePlanExtras {
+  /** Candidates below the relevance floor (not served). */
+  belowFloor: number;
+  /** The floor used (`-Infinity` without candidates). */
+  relevanceFloor: number;
+}
+
+/** Options of the planners that do not change the answer. */
+export interface PlanOptions {
+  /** Also return {@link PlanResult.fates}. @default false */
+  fates?: boolean;
 }
 
 /**
@@ -70,86 +79,6 @@ export function coerceMaxTokens(maxTokens: number): number {
  */
 export function perEntryCap(maxTokens: number, n: number): number {
   return Math.max(1, Math.floor(maxTokens / Math.max(1, n)) * 2);
-}
-
-const OPEN_TAIL_Q = estimateQuarters('>\n');
-const CLOSE_TAIL_Q = estimateQuarters('\n</memory>');
-const SELF_CLOSE_Q = estimateQuarters(' />');
-
-/**
- * Prices rendered fragments in one tokenizer, remembering what it has counted: the estimate
- * of a text is additive, so a body shared by several candidates is scanned once; an exact
- * tokenizer sees each distinct fragment at most once per limit it could not settle, and
- * stops encoding as soon as a fragment is over the limit being checked.
- */
-class FragmentPricer {
-  private readonly textQuarters = new Map<string, number>();
-  /** Exact counts of fragments. */
-  private readonly exact = new Map<string, number>();
-  /** Largest limit each unsettled fragment is known to exceed. */
-  private readonly over = new Map<string, number>();
-  constructor(readonly tokenizer: TokenizerName) {}
-
-  /**
-   * Tokens of the fragment `head` + text (the self-closing form when `text` is `""`), or
-   * `Infinity` when it is more than `limit`.
-   */
-  price(head: string, text: string, limit: number): number {
-    if (this.tokenizer === 'estimate') {
-      const h = estimateQuarters(head);
-      let q: number;
-      if (text === '') {
-        q = h + SELF_CLOSE_Q;
-      } else {
-        let t = this.textQuarters.get(text);
-        if (t === undefined) {
-          t = estimateQuarters(neutralizeTags(text));
-          this.textQuarters.set(text, t);
-        }
-        q = h + OPEN_TAIL_Q + t + CLOSE_TAIL_Q;
-      }
-      const n = Math.ceil(q / 4);
-      return n <= limit ? n : Infinity;
-    }
-    const fragment = completeFragment(head, text);
-    const known = this.exact.get(fragment);
-    if (known !== undefined) return known <= limit ? known : Infinity;
-    const exceeded = this.over.get(fragment);
-    if (exceeded !== undefined && limit <= exceeded) return Infinity;
-    const n = countTokensWithin(fragment, limit, this.tokenizer);
-    if (n === Infinity) this.over.set(fragment, Math.max(limit, exceeded ?? -Infinity));
-    else this.exact.set(fragment, n);
-    return n;
-  }
-}
-
-/** One candidate's tier decisions and texts during planning. */
-interface Slot {
-  readonly candidate: Candidate;
-  readonly policy: TierPolicy;
-  readonly texts: Record<Tier, string>;
-}
-
-function slotFor(candidate: Candidate, spec: DetailSpec, texts: PlanItem['texts']): Slot {
-  const isDirectory = candidate.is_directory === true;
-  const abstract = pyStrip(candidate.abstract ?? '');
-  const pin = isDirectory ? null : pinFor(spec, candidate.category);
-  return {
-    candidate,
-    policy: tierPolicy(candidate.category, isDirectory, abstract !== '', pin),
-    texts: {
-      uri: '',
-      abstract,
-      overview: texts?.overview ?? '',
-      full: isDirectory ? '' : (texts?.full ?? ''),
-    },
-  };
-}
-
-/** Fragment tokens of a slot at a tier, or `Infinity` when over `limit`. */
-function tokensOf(slot: Slot, tier: Tier, pricer: FragmentPricer, limit: number): number {
-  const c = slot.candidate;
-  return pricer.price(fragmentHead(c.uri, c.category, c.score, tier), slot.texts[tier], limit);
 }
 
 /** One body the tier-reader must fetch. */
@@ -198,7 +127,8 @@ export function planReads(
   return planReadsWith(new FragmentPricer(resolveTokenizer(tokenizer)), candidates, maxTokens, detail);
 }
 
-function planReadsWith(pricer: FragmentPricer, candidates: readonly Candidate[], maxTokens: number, detail: unknown): ReadPlan {
+/** {@link planReads} with a caller's pricer (so one request prices each fragment once). */
+export function planReadsWith(pricer: FragmentPricer, candidates: readonly Candidate[], maxTokens: number, detail: unknown): ReadPlan {
   const spec = normalizeDetail(detail);
   const cap = perEntryCap(coerceMaxTokens(maxTokens), candidates.length);
   const reads: ReadRequest[] = [];
@@ -230,6 +160,7 @@ const UPGRADE_PASSES = [
  * @param maxTokens requested budget (coerced to `max(1, int)`)
  * @param detail the request's `detail`, normalised per §4.3
  * @param tokenizer default `"estimate"`
+ * @param opts `fates: true` adds {@link PlanResult.fates} (served / budget / deduped, with tier costs)
  * @throws UnknownTokenizerError for an unknown tokenizer name
  */
 export function planAndRender(
@@ -237,11 +168,22 @@ export function planAndRender(
   maxTokens: number,
   detail: unknown,
   tokenizer: string = 'estimate',
+  opts: PlanOptions = {},
 ): PlanResult {
-  return planAndRenderWith(new FragmentPricer(resolveTokenizer(tokenizer)), items, maxTokens, detail);
+  return planAndRenderWith(new FragmentPricer(resolveTokenizer(tokenizer)), items, maxTokens, detail, opts);
 }
 
-function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanItem[], maxTokens: number, detail: unknown): PlanResult {
+/**
+ * Fragment cost of every tier of a slot ({@link TierCosts}): counted up to the whole block,
+ * `Infinity` beyond it, `null` for a tier without text.
+ */
+export function tierCostsOf(slot: Slot, pricer: FragmentPricer, max: number): TierCosts {
+  const cost = (t: Tier) => (t !== 'uri' && slot.texts[t] === '' ? null : tokensOf(slot, t, pricer, max));
+  return { uri: cost('uri') as number, abstract: cost('abstract'), overview: cost('overview'), full: cost('full') };
+}
+
+/** {@link planAndRender} with a caller's pricer (so one request prices each fragment once). */
+export function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanItem[], maxTokens: number, detail: unknown, opts: PlanOptions = {}): PlanResult {
   const spec = normalizeDetail(detail);
   const max = coerceMaxTokens(maxTokens);
   const cap = perEntryCap(max, items.length);
@@ -256,9 +198,13 @@ function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanItem[], m
   let used = 0;
   let dropped = 0;
   let deduped = 0;
+  // Fates are decided here (budget, deduped) or after the upgrades (served, with the final tier).
+  const outcome: Array<Placed | 'budget' | 'deduped'> = [];
+  const slots: Slot[] = [];
 
   for (const item of items) {
     const slot = slotFor(item.candidate, spec, item.texts);
+    slots.push(slot);
     const sep = placed.length > 0 ? 1 : 0;
     let chosen: Tier | null = null;
     let chosenTokens = 0;
@@ -275,15 +221,19 @@ function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanItem[], m
     }
     if (chosen === null) {
       dropped++;
+      outcome.push('budget');
       continue;
     }
     const key = slot.texts[chosen] || slot.candidate.uri;
     if (seen.has(key)) {
       deduped++;
+      outcome.push('deduped');
       continue;
     }
     seen.add(key);
-    placed.push({ slot, tier: chosen, tokens: chosenTokens });
+    const p: Placed = { slot, tier: chosen, tokens: chosenTokens };
+    placed.push(p);
+    outcome.push(p);
     used += chosenTokens + sep;
   }
 
@@ -315,7 +265,7 @@ function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanItem[], m
     tierCounts[p.tier] = (tierCounts[p.tier] ?? 0) + 1;
   }
 
-  return {
+  const result: PlanResult = {
     entries,
     rendered: fragments.join('\n'),
     stats: {
@@ -330,46 +280,21 @@ function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanItem[], m
       fill,
     },
   };
-}
-
-/** Output of {@link assembleContext}. */
-export interface AssembleResult extends PlanResult {
-  /** Directories whose sidecar front matter was refused (served without an overview). */
-  overviewErrors: Array<{ uri: string; error: FrontMatterError }>;
-}
-
-/**
- * Both steps in one process: decide the reads, read each content URI once through `readBody`,
- * compute tier texts and plan/render.
- * @param readBody returns the raw content of a content URI, or `null` when the read fails
- * @throws UnknownTokenizerError for an unknown tokenizer name
- */
-export function assembleContext(
-  candidates: readonly Candidate[],
-  readBody: (contentUri: string, candidate: Candidate) => string | null | undefined,
-  maxTokens: number,
-  detail: unknown,
-  tokenizer: string = 'estimate',
-  opts: OverviewOptions = {},
-): AssembleResult {
-  // One pricer for both steps: abstracts priced for the read decision are not priced again.
-  const pricer = new FragmentPricer(resolveTokenizer(tokenizer));
-  const plan = planReadsWith(pricer, candidates, maxTokens, detail);
-  const bodies = new Map<string, string | null | undefined>();
-  const texts: Array<TierTexts | null> = candidates.map(() => null);
-  const overviewErrors: AssembleResult['overviewErrors'] = [];
-  for (const r of plan.reads) {
-    const candidate = candidates[r.index];
-    if (!bodies.has(r.contentUri)) bodies.set(r.contentUri, readBody(r.contentUri, candidate));
-    const t = prepareTierTexts(candidate, bodies.get(r.contentUri), opts);
-    if (t.overviewError) overviewErrors.push({ uri: candidate.uri, error: t.overviewError });
-    texts[r.index] = t;
+  if (opts.fates) {
+    result.fates = slots.map((slot, i) => {
+      const o = outcome[i];
+      const c = slot.candidate;
+      return {
+        uri: c.uri,
+        category: c.category,
+        score: c.score,
+        rankedScore: c.ranked_score ?? c.score,
+        fate: typeof o === 'string' ? o : 'served',
+        tier: typeof o === 'string' ? null : o.tier,
+        costs: tierCostsOf(slot, pricer, max),
+        cooledTurn: null,
+      };
+    });
   }
-  const result = planAndRenderWith(
-    pricer,
-    candidates.map((candidate, i) => ({ candidate, texts: texts[i] })),
-    maxTokens,
-    detail,
-  );
-  return { ...result, overviewErrors };
+  return result;
 }

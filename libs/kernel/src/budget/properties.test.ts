@@ -107,13 +107,17 @@ describe.each(TOKENIZERS.map((t) => [t]))('planAndRender properties (%s)', (toke
     );
   });
 
-  it('renders exactly one real opening tag per entry and one closing tag per text entry', () => {
+  it('renders exactly one real opening tag per entry and one closing tag per text entry (but for the reference\'s own gap)', () => {
     fc.assert(
       fc.property(input, ({ cands, maxTokens, det }) => {
         const r = run(cands, maxTokens, det, tokenizer);
         const withText = r.entries.filter((e) => e.text !== '').length;
-        expect(r.rendered.match(REAL_OPEN)?.length ?? 0).toBe(r.entries.length);
-        expect(r.rendered.match(REAL_CLOSE)?.length ?? 0).toBe(withText);
+        // The reference leaves a `<memory`/`</memory` that ends a body, and the fragment's
+        // newline completes it into a tag; compat matches it byte for byte (issue 11 item 4).
+        const opensAtEnd = r.entries.filter((e) => /<memory$/i.test(e.text)).length;
+        const closesAtEnd = r.entries.filter((e) => /<\/memory$/i.test(e.text)).length;
+        expect(r.rendered.match(REAL_OPEN)?.length ?? 0).toBe(r.entries.length + opensAtEnd);
+        expect(r.rendered.match(REAL_CLOSE)?.length ?? 0).toBe(withText + closesAtEnd);
         expect(r.rendered.match(SELF_CLOSING)?.length ?? 0).toBe(r.entries.length - withText);
       }),
       { numRuns },

@@ -21,10 +21,19 @@ describe('neutralizeTags', () => {
     expect(neutralizeTags(input)).toBe(want);
   });
 
-  it('neutralises a tag cut off by the end of the body, which the fragment newline would complete', () => {
-    expect(neutralizeTags('text </memory')).toBe('text <\\/memory');
-    expect(neutralizeTags('<MEMORY')).toBe('<\\memory');
+  it('leaves a tag cut off by the end of the body, as the reference kernel does (compat, issue 11 item 4)', () => {
+    // Python's lookahead needs a character after `memory`; at the very end there is none.
+    expect(neutralizeTags('text </memory')).toBe('text </memory');
+    expect(neutralizeTags('<MEMORY')).toBe('<MEMORY');
     expect(renderFragment({ uri: 'viking://u', category: 'events', score: 0, detail: 'full', text: 'x </memory' })).toBe(
+      '<memory uri="viking://u" type="events" score="0.00" detail="full">\nx </memory\n</memory>',
+    );
+  });
+
+  it('neutralises a tag cut off by the end of the body in strict mode (evidence), which the fragment newline would complete', () => {
+    expect(neutralizeTags('text </memory', 'strict')).toBe('text <\\/memory');
+    expect(neutralizeTags('<MEMORY', 'strict')).toBe('<\\memory');
+    expect(renderFragment({ uri: 'viking://u', category: 'events', score: 0, detail: 'full', text: 'x </memory' }, 'strict')).toBe(
       '<memory uri="viking://u" type="events" score="0.00" detail="full">\nx <\\/memory\n</memory>',
     );
   });

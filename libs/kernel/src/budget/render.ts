@@ -14,21 +14,29 @@ export function escapeAttr(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 }
 
-// `<` + optional `/` + `memory` in any case, followed by Python whitespace, `/` or `>` — or
-// by the end of the body, because the fragment puts "\n" right after it and `</memory` at
-// the very end would otherwise become a real closing tag (the reference kernel misses this).
-const FORGED_TAG = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>]|$)`, 'gi');
+/**
+ * How forged tags in a body are defused:
+ * - `reference`: exactly as the reference kernel (§6.1, compat): `<memory`/`</memory` followed
+ *   by whitespace, `/` or `>`; one that ends the body is left as it is, since nothing follows it;
+ * - `strict` (evidence): the same, and also a `<memory`/`</memory` that ends the body, which the
+ *   fragment's own newline would otherwise complete into a real tag.
+ */
+export type Neutralization = 'reference' | 'strict';
+
+// `<` + optional `/` + `memory` in any case, followed by Python whitespace, `/` or `>` (and,
+// strict, the end of the body).
+const FORGED_TAG = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>])`, 'gi');
+const FORGED_TAG_STRICT = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>]|$)`, 'gi');
 
 /**
  * Defuse forged `<memory …>`/`</memory>` tags in a body: each becomes `<\memory`/`<\/memory`
  * with the word lower-cased, so the only real tags in `rendered` are the entries' own.
- * `<memoryX>` and `< memory>` are not tags and stay as they are. A `<memory`/`</memory` that
- * ends the body is neutralised too (a deliberate deviation from the reference, which leaves
- * it and so lets the fragment's own newline complete a forged tag).
+ * `<memoryX>` and `< memory>` are not tags and stay as they are.
+ * @param mode `reference` (compat, byte-identical to the reference) or `strict` @default "reference"
  */
-export function neutralizeTags(body: string): string {
+export function neutralizeTags(body: string, mode: Neutralization = 'reference'): string {
   if (!body.includes('<')) return body;
-  return body.replace(FORGED_TAG, (_m, slash: string) => `<\\${slash}memory`);
+  return body.replace(mode === 'strict' ? FORGED_TAG_STRICT : FORGED_TAG, (_m, slash: string) => `<\\${slash}memory`);
 }
 
 /** What a fragment shows of one entry. */
@@ -52,17 +60,18 @@ export function fragmentHead(uri: string, category: string, score: number, detai
 /**
  * Complete a fragment from its {@link fragmentHead}: `head>\nbody\n</memory>` with the
  * neutralised text, or `head />` when the text is `""`.
+ * @param mode how the body is defused @default "reference"
  */
-export function completeFragment(head: string, text: string): string {
-  return text === '' ? `${head} />` : `${head}>\n${neutralizeTags(text)}\n</memory>`;
+export function completeFragment(head: string, text: string, mode: Neutralization = 'reference'): string {
+  return text === '' ? `${head} />` : `${head}>\n${neutralizeTags(text, mode)}\n</memory>`;
 }
 
 /**
  * One rendered fragment (§6.1): `<memory uri=… type=… score=… detail=…>\nbody\n</memory>`
  * with text, self-closing without.
  */
-export function renderFragment(e: FragmentInput): string {
-  return completeFragment(fragmentHead(e.uri, e.category, e.score, e.detail), e.text);
+export function renderFragment(e: FragmentInput, mode: Neutralization = 'reference'): string {
+  return completeFragment(fragmentHead(e.uri, e.category, e.score, e.detail), e.text, mode);
 }
 
 /** One entry of the context result, keys in wire order (§6.2). */
@@ -79,7 +88,10 @@ export interface ContextEntry {
   readonly origin: string;
 }
 
-/** `rendered` (§6.1): the entries' fragments joined by `\n`; `""` for no entries. */
-export function renderEntries(entries: readonly FragmentInput[]): string {
-  return entries.map(renderFragment).join('\n');
+/**
+ * `rendered` (§6.1): the entries' fragments joined by `\n`; `""` for no entries.
+ * @param mode how bodies are defused @default "reference"
+ */
+export function renderEntries(entries: readonly FragmentInput[], mode: Neutralization = 'reference'): string {
+  return entries.map((e) => renderFragment(e, mode)).join('\n');
 }

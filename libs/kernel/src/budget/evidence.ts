@@ -1,0 +1,376 @@
+/**
+ * The `evidence` packing's planners: which bodies to read ({@link planEvidenceReads}) and how
+ * to spend the budget ({@link planEvidence}). They keep the contract's tiers, fragments,
+ * estimator, tag neutralisation, body de-dup and citations, and change how the budget is
+ * spent, so that a block carries as much evidence as its budget allows:
+ *
+ * 1. **Relevance floor.** A candidate whose ranked score is below {@link relevanceFloor} of the
+ *    best hit of the request (cooled and excluded hits count for "best") is not served, however
+ *    much room is left: a block may end early.
+ * 2. **Breadth at the cheapest text.** Candidates are placed in rank order at their cheapest
+ *    text tier (a `detail` pin is tried first, then the cheaper tiers), never as a bare URI and
+ *    never truncated; one that does not fit yields to later, shorter ones. While the block holds
+ *    more than one entry, no entry may take more than half of it ({@link evidenceEntryCap}).
+ * 3. **Quotas are priors.** In a bucketed request each category present among the candidates
+ *    first spends its share of the budget (its quota's share of the quotas of present
+ *    categories) on its own best candidates; what is left — including the share of a category
+ *    that could not use it — goes to the best remaining candidates of any category. A category
+ *    without candidates holds nothing.
+ * 4. **Depth after breadth.** Leftover budget deepens the entries one step at a time, best
+ *    first (pass after pass), to a more expensive text tier with new text.
+ * 5. **Bare URIs last.** Only a candidate none of whose text tiers could ever share the block
+ *    (each costs more than half of it, or it has no text) gets a `uri` entry, and only with what
+ *    is left after breadth and depth.
+ *
+ * Tier texts are those of the contract (§4.1): `abstract` (stored), `overview` and `full` (from
+ * the body, or for `overview` the index's stored overview when the body was not read); a
+ * candidate may use any tier of its fallback order plus the tiers up to its ceiling (§4.2).
+ */
+import type { CandidateFate, FateReason } from './packing';
+import { type PlanItem, type PlanOptions, type PlanResult, type PlanStats, type ReadPlan, type ReadRequest, coerceMaxTokens, contentUriOf, tierCostsOf } from './plan';
+import { type Candidate, FragmentPricer, type Slot, fragmentOf, slotFor, tokensOf } from './pricing';
+import type { ContextEntry } from './render';
+import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, tierRank } from './tiers';
+import { resolveTokenizer } from './tokens';
+
+/**
+ * Relevance floor as a share of the best hit's ranked score: a candidate scoring less than
+ * half of the best is "far less relevant" and is not served just because room is left.
+ */
+export const EVIDENCE_RELEVANCE_RATIO = 0.5;
+
+/** Most candidates the evidence packing considers (gathering never widens past it). */
+export const EVIDENCE_MAX_CANDIDATES = 200;
+
+/**
+ * The relevance floor for a request whose best ranked score is `best`:
+ * {@link EVIDENCE_RELEVANCE_RATIO} × best for a positive best; for a best ≤ 0 (nothing is
+ * relevant) only candidates as good as the best pass. `-Infinity` without any hit.
+ */
+export function relevanceFloor(best: number): number {
+  if (!Number.isFinite(best)) return -Infinity;
+  return best > 0 ? best * EVIDENCE_RELEVANCE_RATIO : best;
+}
+
+/**
+ * The evidence per-entry cap: half the block (at least 1 token). It binds while the block has
+ * more than one entry; a block of one entry may spend the whole budget on it.
+ */
+export function evidenceEntryCap(maxTokens: number): number {
+  return Math.max(1, Math.floor(coerceMaxTokens(maxTokens) / 2));
+}
+
+/** What the evidence planners need beyond the compat arguments. */
+export interface EvidenceOptions extends PlanOptions {
+  /**
+   * Quotas as priors: category → weight (the request's resolved quotas); `null`/absent for a
+   * flat request. Only categories present among the candidates share the budget.
+   */
+  priors?: Readonly<Record<string, number>> | null;
+  /**
+   * The best ranked score among every hit of the request, cooled and excluded ones included
+   * (gathering knows it); absent → the best among the candidates.
+   */
+  bestScore?: number | null;
+}
+
+/** The ranked score of a candidate (`score` when no penalty was recorded). */
+export function rankedOf(c: Pick<Candidate, 'score' | 'ranked_score'>): number {
+  const r = c.ranked_score;
+  return typeof r === 'number' && Number.isFinite(r) ? r : Number.isFinite(c.score) ? c.score : 0;
+}
+
+function bestOf(candidates: readonly Candidate[], given: number | null | undefined): number {
+  let best = typeof given === 'number' && Number.isFinite(given) ? given : -Infinity;
+  for (const c of candidates) best = Math.max(best, rankedOf(c));
+  return best;
+}
+
+/**
+ * Text tiers a candidate may be served at, in its preference order: its fallback order
+ * without `uri` (§5.3 step 1), then the tiers above its start up to its ceiling (§4.2).
+ */
+export function evidenceTiers(slot: Pick<Slot, 'policy'>): Tier[] {
+  const out = slot.policy.fallback.filter((t) => t !== 'uri');
+  for (const t of ['abstract', 'overview', 'full'] as const) {
+    if (!out.includes(t) && tierRank(t) > tierRank(slot.policy.start) && tierRank(t) <= tierRank(slot.policy.ceiling)) out.push(t);
+  }
+  return out;
+}
+
+/**
+ * Decide which bodies the evidence packing reads: for candidates above the relevance floor
+ * (first occurrence of a node only), in rank order, while the cheapest known text fragments of
+ * the candidates before them still leave room in the budget, a body is read when one of the
+ * candidate's tiers needs it — `full` (except for a memory category with an abstract, whose
+ * abstract is its whole body, §4.2), or `overview` when the index stored none.
+ * @param candidates in rank order
+ * @throws UnknownTokenizerError for an unknown tokenizer name
+ */
+export function planEvidenceReads(
+  candidates: readonly Candidate[],
+  maxTokens: number,
+  detail: unknown,
+  tokenizer: string = 'estimate',
+  opts: EvidenceOptions = {},
+): ReadPlan {
+  return planEvidenceReadsWith(new FragmentPricer(resolveTokenizer(tokenizer), 'strict'), candidates, maxTokens, detail, opts);
+}
+
+/** {@link planEvidenceReads} with a caller's pricer. */
+export function planEvidenceReadsWith(pricer: FragmentPricer, candidates: readonly Candidate[], maxTokens: number, detail: unknown, opts: EvidenceOptions = {}): ReadPlan {
+  const spec = normalizeDetail(detail);
+  const max = coerceMaxTokens(maxTokens);
+  const floor = relevanceFloor(bestOf(candidates, opts.bestScore));
+  const reads: ReadRequest[] = [];
+  const seen = new Set<string>();
+  let spent = 0;
+  const needsBody = candidates.map((candidate, index) => {
+    if (rankedOf(candidate) < floor || seen.has(candidate.uri)) return false;
+    seen.add(candidate.uri);
+    const stored = candidate.stored_overview ?? '';
+    const slot = slotFor(candidate, spec, null, stored);
+    const tiers = evidenceTiers(slot);
+    const wantsFull = tiers.includes('full') && !(isMemoryCategory(candidate.category) && slot.texts.abstract !== '');
+    const wantsOverview = tiers.includes('overview') && stored === '';
+    const need = (wantsFull || wantsOverview) && spent <= max;
+    if (need) reads.push({ index, uri: candidate.uri, contentUri: contentUriOf(candidate) });
+    // What this candidate costs at least, as far as is known before reading.
+    let known = Infinity;
+    for (const t of ['abstract', 'overview'] as const) if (slot.texts[t] !== '') known = Math.min(known, tokensOf(slot, t, pricer, max));
+    if (known === Infinity) known = tokensOf(slot, 'uri', pricer, Infinity);
+    spent += known + 1;
+    return need;
+  });
+  return { perEntryCap: evidenceEntryCap(max), reads, needsBody };
+}
+
+/**
+ * Plan and render with the evidence packing (see the module comment for the rules). Every
+ * count is taken on the whole rendered fragment in the selected tokenizer, so `used_tokens`
+ * equals the tokenizer's count of each returned fragment plus one per separator and never
+ * exceeds the effective budget. Bodies are neutralised strictly (a `<memory` that ends a body
+ * is defused too). Stats keep the contract's keys: `per_entry_cap` is the half-block cap,
+ * `dropped` counts candidates above the floor that found no room, `fill.floor_tokens` is the
+ * spend after breadth, and the upgrade counts are depth steps to `overview`, to `full`, and to
+ * any other tier (`spare_upgrades`).
+ * @param items candidates in rank order with their tier texts (`texts` absent = body not read:
+ *   the stored overview, if any, stands in for `overview`)
+ * @throws UnknownTokenizerError for an unknown tokenizer name
+ */
+export function planEvidence(items: readonly PlanItem[], maxTokens: number, detail: unknown, tokenizer: string = 'estimate', opts: EvidenceOptions = {}): PlanResult {
+  return planEvidenceWith(new FragmentPricer(resolveTokenizer(tokenizer), 'strict'), items, maxTokens, detail, opts);
+}
+
+interface Placement {
+  tier: Tier;
+  tokens: number;
+}
+
+/** {@link planEvidence} with a caller's pricer (it must neutralise `strict`). */
+export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanItem[], maxTokens: number, detail: unknown, opts: EvidenceOptions = {}): PlanResult {
+  const spec = normalizeDetail(detail);
+  const max = coerceMaxTokens(maxTokens);
+  const half = evidenceEntryCap(max);
+  const candidates = items.map((i) => i.candidate);
+  const floor = relevanceFloor(bestOf(candidates, opts.bestScore));
+  const slots = items.map((item) => slotFor(item.candidate, spec, item.texts, item.texts ? '' : (item.candidate.stored_overview ?? '')));
+  const n = slots.length;
+
+  // Each candidate's usable text tiers and their costs (counted up to the whole block).
+  const cost = new Map<string, number>();
+  const costOf = (i: number, t: Tier): number => {
+    const key = `${i}\u0000${t}`;
+    let c = cost.get(key);
+    if (c === undefined) {
+      c = tokensOf(slots[i], t, pricer, max);
+      cost.set(key, c);
+    }
+    return c;
+  };
+  const fate: Array<FateReason | null> = new Array(n).fill(null);
+  const tiersOf: Tier[][] = slots.map((slot, i) => {
+    const avail = evidenceTiers(slot).filter((t) => slot.texts[t] !== '');
+    if (isPinned(spec, slot)) return avail;
+    // Unpinned: cheapest first; equal costs keep the preference order (stable sort).
+    return avail.sort((a, b) => costOf(i, a) - costOf(i, b));
+  });
+  const seenUri = new Set<string>();
+  slots.forEach((slot, i) => {
+    if (rankedOf(slot.candidate) < floor) fate[i] = 'relevance_floor';
+    else if (seenUri.has(slot.candidate.uri)) fate[i] = 'deduped';
+    seenUri.add(slot.candidate.uri);
+  });
+  const eligible = (i: number) => fate[i] === null;
+
+  // A block of k entries costs Σ tokens + (k − 1); spending tokens + 1 per entry against
+  // max + 1 keeps the separators exact whatever order entries are placed in.
+  let spent = 0;
+  const room = () => max + 1 - spent;
+  const placed = new Map<number, Placement>();
+  const usedTexts = new Map<string, number>();
+  const place = (i: number, tier: Tier) => {
+    const tokens = costOf(i, tier);
+    placed.set(i, { tier, tokens });
+    spent += tokens + 1;
+    if (tier !== 'uri') usedTexts.set(slots[i].texts[tier], i);
+  };
+  /** First usable tier of `i` costing at most `limit` tokens (and the half-block cap). */
+  const breadthTier = (i: number, limit: number, cap: number): Tier | null => {
+    for (const t of tiersOf[i]) {
+      const c = costOf(i, t);
+      if (c <= cap && c <= limit && !usedTexts.has(slots[i].texts[t])) return t;
+    }
+    return null;
+  };
+
+  // Breadth, priors first: each present category spends its share on its own best candidates.
+  const priors = opts.priors ?? null;
+  if (priors) {
+    const present = new Set(slots.filter((_, i) => eligible(i)).map((s) => s.candidate.category));
+    const weighted = Object.entries(priors).filter(([c, w]) => present.has(c) && Number.isFinite(w) && w > 0);
+    const total = weighted.reduce((a, [, w]) => a + w, 0);
+    for (const [category, w] of weighted) {
+      const share = Math.floor(((max + 1) * w) / total);
+      let shareSpent = 0;
+      for (let i = 0; i < n; i++) {
+        if (!eligible(i) || placed.has(i) || slots[i].candidate.category !== category) continue;
+        const t = breadthTier(i, Math.min(share - shareSpent, room()) - 1, half);
+        if (t === null) continue;
+        place(i, t);
+        shareSpent += costOf(i, t) + 1;
+      }
+    }
+  }
+  // Breadth, then everyone: what is left goes to the best remaining candidates.
+  // A lone entry that took more than half the block stays alone.
+  const aloneOverHalf = () => placed.size === 1 && [...placed.values()][0].tokens > half;
+  const breadth = (): boolean => {
+    if (aloneOverHalf()) return false;
+    let any = false;
+    for (let i = 0; i < n; i++) {
+      if (!eligible(i) || placed.has(i)) continue;
+      const t = breadthTier(i, room() - 1, half);
+      if (t !== null) {
+        place(i, t);
+        any = true;
+      }
+    }
+    return any;
+  };
+  breadth();
+  // Nothing fits beside anything else: the best candidate whose text fits alone is the block.
+  if (placed.size === 0) {
+    for (let i = 0; i < n; i++) {
+      if (!eligible(i)) continue;
+      const t = breadthTier(i, max, max);
+      if (t !== null) {
+        place(i, t);
+        break;
+      }
+    }
+  }
+  const fill = { floor_tokens: Math.max(0, spent - 1), overview_upgrades: 0, full_upgrades: 0, spare_upgrades: 0 };
+
+  // Depth: one step at a time, best first, pass after pass.
+  const order = () => [...placed.keys()].sort((a, b) => a - b);
+  const depthCap = () => (placed.size === 1 ? max : half);
+  const depth = () => {
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const i of order()) {
+        const p = placed.get(i)!;
+        const current = slots[i].texts[p.tier];
+        const next = tiersOf[i]
+          .filter((t) => {
+            const text = slots[i].texts[t];
+            const owner = usedTexts.get(text);
+            return costOf(i, t) > p.tokens && text !== current && (owner === undefined || owner === i);
+          })
+          .sort((a, b) => costOf(i, a) - costOf(i, b))[0];
+        if (next === undefined) continue;
+        const c = costOf(i, next);
+        if (c > depthCap() || c - p.tokens > room()) continue;
+        usedTexts.delete(current);
+        spent -= p.tokens + 1;
+        place(i, next);
+        if (next === 'overview') fill.overview_upgrades++;
+        else if (next === 'full') fill.full_upgrades++;
+        else fill.spare_upgrades++;
+        changed = true;
+      }
+    }
+  };
+  // A deepened entry frees the text it had; a candidate that only had that text may now fit,
+  // so breadth and depth alternate until neither moves (each round places at least one more).
+  do depth();
+  while (breadth());
+
+  // Bare URIs last, for candidates whose every text tier is too long to share the block.
+  if (!aloneOverHalf()) {
+    for (let i = 0; i < n; i++) {
+      if (!eligible(i) || placed.has(i)) continue;
+      if (tiersOf[i].some((t) => costOf(i, t) <= half)) continue;
+      if (costOf(i, 'uri') + 1 <= room()) place(i, 'uri');
+    }
+  }
+
+  // Fates of what was left: every text tier already served elsewhere → deduped, else budget.
+  for (let i = 0; i < n; i++) {
+    if (fate[i] !== null) continue;
+    if (placed.has(i)) fate[i] = 'served';
+    else {
+      const texts = tiersOf[i].map((t) => slots[i].texts[t]);
+      fate[i] = texts.length > 0 && texts.every((t) => usedTexts.has(t)) ? 'deduped' : 'budget';
+    }
+  }
+
+  const entries: ContextEntry[] = [];
+  const fragments: string[] = [];
+  const tierCounts: Record<string, number> = {};
+  for (const i of order()) {
+    const p = placed.get(i)!;
+    const c = slots[i].candidate;
+    entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text: slots[i].texts[p.tier], origin: c.origin });
+    fragments.push(fragmentOf(slots[i], p.tier, 'strict'));
+    tierCounts[p.tier] = (tierCounts[p.tier] ?? 0) + 1;
+  }
+  const stats: PlanStats = {
+    max_tokens: max,
+    used_tokens: Math.max(0, spent - 1),
+    per_entry_cap: half,
+    returned: entries.length,
+    dropped: fate.filter((f) => f === 'budget').length,
+    deduped: fate.filter((f) => f === 'deduped').length,
+    detail: spec.stats,
+    tier_counts: tierCounts,
+    fill,
+  };
+  const result: PlanResult = {
+    entries,
+    rendered: fragments.join('\n'),
+    stats,
+    evidence: { belowFloor: fate.filter((f) => f === 'relevance_floor').length, relevanceFloor: floor },
+  };
+  if (opts.fates) {
+    result.fates = slots.map(
+      (slot, i): CandidateFate => ({
+        uri: slot.candidate.uri,
+        category: slot.candidate.category,
+        score: slot.candidate.score,
+        rankedScore: rankedOf(slot.candidate),
+        fate: fate[i]!,
+        tier: placed.get(i)?.tier ?? null,
+        costs: tierCostsOf(slot, pricer, max),
+        cooledTurn: null,
+      }),
+    );
+  }
+  return result;
+}
+
+/** True when a `detail` pin applies to the slot's candidate (directories ignore pins). */
+function isPinned(spec: DetailSpec, slot: Slot): boolean {
+  return slot.candidate.is_directory !== true && pinFor(spec, slot.candidate.category) !== null;
+}
+

@@ -3,6 +3,7 @@
  * peer scans, URI de-dup, exclusions with compensating rows, candidate building, the stable
  * origin-aware sort and truncation. Retrieval is injected; nothing here does I/O itself.
  */
+import type { CandidateFate, FateReason } from '../budget/packing';
 import { EMPTY_QUERY_MESSAGE, InvalidArgumentError, isRequestRejection } from '../request/errors';
 import { activeBuckets } from '../request/quotas';
 import type { Penalties, PeerScope, QuotaKey, Quotas } from '../request/types';
@@ -97,6 +98,12 @@ export interface GatherParams<F extends FilterLike = FilterLike> {
   excluded: Iterable<string>;
   /** Resolved other-peer penalties. */
   penalties: Penalties;
+  /** The part of `excluded` that the session ledger cooled (fates say `cooled` for them). */
+  cooled?: Iterable<string>;
+  /** Ledger turn each cooled URI was served at, when known (for fates). */
+  cooledTurns?: ReadonlyMap<string, number> | null;
+  /** Also return {@link GatherResult.fates}. @default false */
+  explain?: boolean;
 }
 
 /** A context candidate (§3.5). */
@@ -117,6 +124,8 @@ export interface GatheredCandidate {
   isDirectory: boolean;
   /** True when bodies must be read with the open context (other peers' hits). */
   openContext: boolean;
+  /** The hit's stored overview (evidence packing only; compat never reads it). */
+  overview?: string;
 }
 
 /** Result of {@link gatherCandidates}. */
@@ -131,6 +140,8 @@ export interface GatherResult {
   origins: Record<Origin, number>;
   /** `"<ErrorClass>: <message>"` (≤ 200 chars each) of failed calls, first 5, in call order. */
   retrievalErrors: string[];
+  /** With `explain`: one fate per node that was hit but is not a candidate. */
+  fates?: CandidateFate[];
 }
 
 /** Retrieval error strings are cut to this many characters. */
@@ -138,10 +149,11 @@ export const RETRIEVAL_ERROR_MAX_CHARS = 200;
 /** At most this many retrieval error strings are kept. */
 export const RETRIEVAL_ERRORS_KEPT = 5;
 
-type ListName = keyof SearchLists;
+/** One of the three result lists. */
+export type ListName = keyof SearchLists;
 
 /** A hit after URI de-dup, with the list that first produced its URI. */
-interface Gathered {
+export interface Gathered {
   hit: GatherHit;
   score: number;
   list: ListName;
@@ -171,7 +183,7 @@ export function describeRetrievalError(e: unknown): string {
 }
 
 /** De-dup by exact URI: first position kept, replaced by a later strictly higher score. */
-function dedupByUri(items: Gathered[]): Gathered[] {
+export function dedupByUri(items: Gathered[]): Gathered[] {
   const index = new Map<string, number>();
   const out: Gathered[] = [];
   for (const it of items) {
@@ -193,25 +205,33 @@ export function sortCandidates(candidates: GatheredCandidate[]): GatheredCandida
 }
 
 /** Category of a flat-mode hit (§2.3 step 2). */
-function flatCategory(g: Gathered): Category {
+export function flatCategory(g: Gathered): Category {
   if (g.list === 'resources') return 'resources';
   if (g.list === 'skills') return 'skills';
   return categoryFromUri(g.hit.uri, g.hit.category ?? null);
 }
 
+/** A hit that never became a candidate because of the exclusions (or a profile file). */
+export interface ExcludedHit {
+  /** Node URI. */
+  uri: string;
+  /** Category the hit would have had. */
+  category: Category;
+  score: number;
+  rankedScore: number;
+  /** `cooled` when the node is in the ledger's cooled set, else `excluded` (exclude_uris, profile). */
+  reason: 'cooled' | 'excluded';
+}
+
 /**
- * Gather context candidates with one injected retrieval function.
- *
- * All retrieval calls run concurrently. A call with a blank query and no image raises
- * {@link InvalidArgumentError} ({@link EMPTY_QUERY_MESSAGE}); so does any call whose search
- * throws a request rejection. Other failures make that call contribute nothing and are
- * reported in `retrievalErrors`. `quotas: {}` (or all zero) makes no call at all.
+ * The per-request machinery both gatherers share: launching calls with per-slot error
+ * capture, taking hits out of result lists, and building candidates (§3.5) with the
+ * exclusions, profile skip, categories, origins and penalties.
+ * @internal exported for `./evidence`
  */
-export async function gatherCandidates<F extends FilterLike>(
-  params: GatherParams<F>,
-  search: SearchFn<GatherFilter<F>>,
-): Promise<GatherResult> {
+export function gatherSetup<F extends FilterLike>(params: GatherParams<F>, search: SearchFn<GatherFilter<F>>) {
   const excludedSet = new Set(params.excluded);
+  const cooledSet = new Set(params.cooled ?? []);
   const scanPeers = params.peerScope !== 'actor';
   const peers = peersRoot(params.userId);
   const actor = params.actorPeerId || null;
@@ -237,15 +257,22 @@ export async function gatherCandidates<F extends FilterLike>(
   const base = { scoreThreshold: params.scoreThreshold, imageUrl: params.imageUrl };
 
   let excludedCount = 0;
-  const build = (items: Gathered[], categoryOf: (g: Gathered) => Category): GatheredCandidate[] => {
+  const build = (items: Gathered[], categoryOf: (g: Gathered) => Category, onExcluded?: (x: ExcludedHit) => void, withOverview = false): GatheredCandidate[] => {
     const out: GatheredCandidate[] = [];
     for (const g of items) {
       const raw = g.hit.uri;
       if (!raw) continue;
       const { nodeUri, isDirectory } = stripSidecar(raw);
-      if (isProfile(nodeUri)) continue;
-      if (excludedSet.has(raw) || excludedSet.has(nodeUri)) {
-        excludedCount += 1;
+      const profile = isProfile(nodeUri);
+      const excluded = !profile && (excludedSet.has(raw) || excludedSet.has(nodeUri));
+      if (profile || excluded) {
+        if (excluded) excludedCount += 1;
+        if (onExcluded) {
+          const category = categoryOf(g);
+          const penalty = origin(nodeUri) === 'other_peer' ? params.penalties[category] ?? 0 : 0;
+          const cooled = cooledSet.has(raw) || cooledSet.has(nodeUri);
+          onExcluded({ uri: nodeUri, category, score: g.score, rankedScore: g.score - penalty, reason: cooled ? 'cooled' : 'excluded' });
+        }
         continue;
       }
       const category = categoryOf(g);
@@ -260,6 +287,7 @@ export async function gatherCandidates<F extends FilterLike>(
         origin: o,
         isDirectory,
         openContext: o === 'other_peer',
+        ...(withOverview ? { overview: g.hit.overview || '' } : {}),
       });
     }
     return out;
@@ -273,17 +301,51 @@ export async function gatherCandidates<F extends FilterLike>(
     return out;
   };
   const otherPeerMemory = (h: GatherHit) => !!h.uri && origin(stripSidecar(h.uri).nodeUri) === 'other_peer';
+  const retrievalErrors = () => errorSlots.filter((e): e is string => e !== undefined).slice(0, RETRIEVAL_ERRORS_KEPT);
+  return { excludedSet, cooledSet, scanPeers, peers, actor, run, base, build, take, otherPeerMemory, retrievalErrors, excluded: () => excludedCount };
+}
+
+/** Counts of the three origins over candidates (always the three keys). */
+export function countOrigins(candidates: readonly Pick<GatheredCandidate, 'origin'>[]): Record<Origin, number> {
+  const origins: Record<Origin, number> = { actor_peer: 0, self: 0, other_peer: 0 };
+  for (const c of candidates) origins[c.origin] += 1;
+  return origins;
+}
+
+/** The list a bucket's hits come from. */
+export function bucketList(bucket: QuotaKey): ListName {
+  return bucket === 'resources' ? 'resources' : bucket === 'skills' ? 'skills' : 'memories';
+}
+
+/**
+ * Gather context candidates with one injected retrieval function (the compat packing).
+ *
+ * All retrieval calls run concurrently. A call with a blank query and no image raises
+ * {@link InvalidArgumentError} ({@link EMPTY_QUERY_MESSAGE}); so does any call whose search
+ * throws a request rejection. Other failures make that call contribute nothing and are
+ * reported in `retrievalErrors`. `quotas: {}` (or all zero) makes no call at all. With
+ * `explain`, {@link GatherResult.fates} names every hit that did not become a candidate:
+ * `excluded`/`cooled`, or `quota` when the flat `limit` or a bucket's quota cut it.
+ */
+export async function gatherCandidates<F extends FilterLike>(
+  params: GatherParams<F>,
+  search: SearchFn<GatherFilter<F>>,
+): Promise<GatherResult> {
+  const g = gatherSetup(params, search);
+  const { run, base, build, take, otherPeerMemory, peers } = g;
+  const fates = params.explain ? new FateBook() : null;
+  const onExcluded = fates ? (x: ExcludedHit) => fates.add(x, x.reason) : undefined;
 
   let candidates: GatheredCandidate[];
   const searched: Record<string, number> = {};
 
   if (params.quotas === null) {
     const limit = params.limit;
-    const n = excludedSet.size;
+    const n = g.excludedSet.size;
     const mainCalls = params.queries.map((query) =>
       run({ ...base, query, targetUri: '', limit: overfetch(limit, n), filter: params.filter, openContext: false }),
     );
-    const peerCalls = scanPeers
+    const peerCalls = g.scanPeers
       ? params.queries.map((query) =>
           run({ ...base, query, targetUri: peers, limit: overfetch(Math.max(4 * limit, limit), n), filter: params.filter, openContext: true }),
         )
@@ -294,18 +356,20 @@ export async function gatherCandidates<F extends FilterLike>(
       ...scans.flatMap((r) => take(r, ['memories'], otherPeerMemory)),
     ]);
     searched.all = gathered.length;
-    candidates = sortCandidates(build(gathered, flatCategory)).slice(0, Math.max(0, limit));
+    const sorted = sortCandidates(build(gathered, flatCategory, onExcluded));
+    candidates = sorted.slice(0, Math.max(0, limit));
+    for (const c of sorted.slice(candidates.length)) fates?.add(c, 'quota');
   } else {
-    const n = excludedSet.size;
+    const n = g.excludedSet.size;
     const perBucket = await Promise.all(
       activeBuckets(params.quotas).map(async ([bucket, q]) => {
         const filter = withContextType(params.filter, bucketContextType(bucket));
-        const targets = categoryTargets(bucket, params.userId, actor, params.role);
+        const targets = categoryTargets(bucket, params.userId, g.actor, params.role);
         const scoped = params.queries.flatMap((query) =>
           targets.map((targetUri) => run({ ...base, query, targetUri, limit: overfetch(q, n), filter, openContext: false })),
         );
         const scans =
-          scanPeers && isMemoryBucket(bucket)
+          g.scanPeers && isMemoryBucket(bucket)
             ? params.queries.map((query) =>
                 run({ ...base, query, targetUri: peers, limit: overfetch(Math.max(4 * q, q), n), filter, openContext: true }),
               )
@@ -316,7 +380,7 @@ export async function gatherCandidates<F extends FilterLike>(
     );
     const merged: GatheredCandidate[] = [];
     for (const { bucket, q, scopedRes, scanRes } of perBucket) {
-      const list: ListName = bucket === 'resources' ? 'resources' : bucket === 'skills' ? 'skills' : 'memories';
+      const list = bucketList(bucket);
       const segment = `/memories/${bucket}/`;
       const gathered = dedupByUri([
         ...scopedRes.flatMap((r) => take(r, [list])),
@@ -324,19 +388,56 @@ export async function gatherCandidates<F extends FilterLike>(
       ]);
       searched[bucket] = gathered.length;
       const cat = bucket as QuotaKey as Category;
-      merged.push(...sortCandidates(build(gathered, () => cat)).slice(0, q));
+      const sorted = sortCandidates(build(gathered, () => cat, onExcluded));
+      merged.push(...sorted.slice(0, q));
+      for (const c of sorted.slice(q)) fates?.add(c, 'quota');
     }
     candidates = sortCandidates(dedupByNode(merged));
   }
 
-  const origins: Record<Origin, number> = { actor_peer: 0, self: 0, other_peer: 0 };
-  for (const c of candidates) origins[c.origin] += 1;
-  const retrievalErrors = errorSlots.filter((e): e is string => e !== undefined).slice(0, RETRIEVAL_ERRORS_KEPT);
-  return { candidates, searched, excluded: excludedCount, origins, retrievalErrors };
+  const result: GatherResult = { candidates, searched, excluded: g.excluded(), origins: countOrigins(candidates), retrievalErrors: g.retrievalErrors() };
+  if (fates) result.fates = fates.list(candidates, params.cooledTurns);
+  return result;
+}
+
+/**
+ * Fates of the hits gathering left out, one per node: an exclusion wins over any other reason
+ * (it is why the node cannot be served at all), otherwise the first reason recorded stays.
+ * @internal exported for `./evidence`
+ */
+export class FateBook {
+  private readonly byUri = new Map<string, { x: Pick<GatheredCandidate, 'uri' | 'category' | 'score' | 'rankedScore'>; fate: FateReason }>();
+
+  /** Record a reason for a node (see the class comment for which one is kept). */
+  add(x: Pick<GatheredCandidate, 'uri' | 'category' | 'score' | 'rankedScore'>, fate: FateReason): void {
+    const known = this.byUri.get(x.uri);
+    if (known && (known.fate === 'cooled' || known.fate === 'excluded' || (fate !== 'cooled' && fate !== 'excluded'))) return;
+    this.byUri.set(x.uri, { x, fate });
+  }
+
+  /** The fates, in first-recorded order, leaving out nodes that are candidates. */
+  list(candidates: readonly Pick<GatheredCandidate, 'uri'>[], cooledTurns?: ReadonlyMap<string, number> | null): CandidateFate[] {
+    const kept = new Set(candidates.map((c) => c.uri));
+    const out: CandidateFate[] = [];
+    for (const { x, fate } of this.byUri.values()) {
+      if (kept.has(x.uri)) continue;
+      out.push({
+        uri: x.uri,
+        category: x.category,
+        score: x.score,
+        rankedScore: x.rankedScore,
+        fate,
+        tier: null,
+        costs: null,
+        cooledTurn: fate === 'cooled' ? (cooledTurns?.get(x.uri) ?? null) : null,
+      });
+    }
+    return out;
+  }
 }
 
 /** Bucket merge: de-dup by node URI, first position kept, replaced by a strictly higher raw score. */
-function dedupByNode(items: GatheredCandidate[]): GatheredCandidate[] {
+export function dedupByNode(items: GatheredCandidate[]): GatheredCandidate[] {
   const index = new Map<string, number>();
   const out: GatheredCandidate[] = [];
   for (const c of items) {

@@ -3,3 +3,4 @@
  */
 export * from './targets';
 export * from './gather';
+export * from './evidence';

@@ -33,8 +33,9 @@ describe('BudgetRenderService', () => {
       abstract: 'x'.repeat(200),
       overview: '',
       full: '',
+      rankedScore: 0.9 - i * 0.1,
     }));
-    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detailJson: '', tokenizer: '' });
+    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detailJson: '', tokenizer: '', packing: '', priors: [], explain: false });
     expect(res.stats).toMatchObject({ returned: 2, dropped: 3, usedTokens: 43, perEntryCap: 24 });
     expect(res.stats?.tierCounts).toEqual([{ name: 'uri', count: 2 }]);
     expect(res.entries.map((e) => e.detail)).toEqual(['uri', 'uri']);
@@ -79,7 +80,7 @@ describe('BudgetRenderService', () => {
 
   it('BudgetRender.PlanRender - unknown tokenizer - INVALID_ARGUMENT', async () => {
     await expect(
-      call(client.planRender, { items: [], maxTokens: 100, detailJson: '', tokenizer: 'gpt2-bogus' }),
+      call(client.planRender, { items: [], maxTokens: 100, detailJson: '', tokenizer: 'gpt2-bogus', packing: '', priors: [], explain: false }),
     ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_TOKENIZER' });
   });
 

@@ -19,6 +19,7 @@ function answer(over: Partial<orchestrator.AssembleContextResponse> = {}): orche
     digest: '',
     statsJson: JSON.stringify({ rewrite: 'off' }),
     stages: [{ stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 1, reason: '' }],
+    fates: [],
     ...over,
   };
 }
@@ -115,6 +116,17 @@ describe('/mcp (dev auth)', () => {
     const got = h.orch.assemble[0].req;
     expect(got.scoreThreshold).toBeUndefined();
     expect(got).toMatchObject({ bucketed: false, quotas: [], rewrite: 'off', detailJson: '', filterJson: '', limit: 10, dedupTurns: 0 });
+  });
+
+  it('POST /mcp tools/call search - packing - passed to AssembleContext ("" when absent: the server default); an unknown one is a tool error naming it', async () => {
+    h.orch.script.assembleContext = async () => answer();
+    await client.callTool({ name: 'search', arguments: { query: 'q', mode: 'context', packing: 'evidence' } });
+    await client.callTool({ name: 'search', arguments: { query: 'q', mode: 'context' } });
+    expect(h.orch.assemble.map((a) => a.req.packing)).toEqual(['evidence', '']);
+    const bad = await client.callTool({ name: 'search', arguments: { query: 'q', mode: 'context', packing: 'greedy' } });
+    expect((bad as ToolText).isError).toBe(true);
+    expect(textOf(bad)).toContain('packing');
+    expect(h.orch.assemble).toHaveLength(2);
   });
 
   it('POST /mcp tools/call search - digest present - the digest is the text', async () => {

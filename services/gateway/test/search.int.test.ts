@@ -57,6 +57,7 @@ function contextAnswer(stats: Record<string, unknown> = STATS, score = 0.42): or
     digest: '',
     statsJson: JSON.stringify(stats),
     stages: [{ stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 3, reason: '' }],
+    fates: [],
   };
 }
 

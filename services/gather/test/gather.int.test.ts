@@ -57,6 +57,11 @@ function gcReq(over: Partial<gather.GatherCandidatesRequest> = {}): gather.Gathe
     otherPeerPenalties: [],
     excludedUris: [],
     asOf: '',
+    packing: '',
+    maxTokens: 0,
+    tokenizer: '',
+    explain: false,
+    cooledUris: [],
     ...over,
   };
 }
@@ -283,7 +288,7 @@ describe('GatherService', () => {
 
     it('Gather.GatherCandidates - explicit empty quotas - no candidates and no rejection of a blank query', async () => {
       const r = await gatherCandidates({ queries: [''], bucketed: true, quotas: [] });
-      expect(r).toEqual({ candidates: [], searched: [], excluded: 0, retrievalErrors: [] });
+      expect(r).toEqual({ candidates: [], searched: [], excluded: 0, retrievalErrors: [], evidence: undefined, fates: [] });
     });
 
     it('Gather.GatherCandidates - directory sidecar hits - the directory as a candidate', async () => {

@@ -1,6 +1,7 @@
 /**
  * Orchestrator configuration from the environment (every problem listed at once).
  */
+import { PACKINGS } from '@ctxmesh/kernel';
 import { env, loadConfig, type Env } from '@ctxmesh/runtime';
 
 /** Schema: env var name → parser. */
@@ -42,6 +43,8 @@ export const schema = {
   SEARCH_GRAPH_ASSIST_ENABLED: env.bool(false),
   /** Context mode re-orders its candidates with the cross-encoder too (needs CTXMESH_RERANK_URL). */
   CTXMESH_CONTEXT_RERANK: env.bool(false),
+  /** Packing of a context request that names none: `compat` (the contract's kernel) or `evidence`. */
+  CTXMESH_CONTEXT_PACKING: env.oneOf(PACKINGS, 'compat'),
   /** Write one trace row per retrieve request. */
   RETRIEVAL_TRACE_ENABLED: env.bool(false),
   /** NATS server holding the trace stream; unset → the embedded SQLite file in CTXMESH_DATA_DIR. */

@@ -66,6 +66,7 @@ export function settingsFromConfig(cfg: Config) {
     expansionMessages: 20,
     rerank: cfg.CTXMESH_RERANK_URL !== undefined && cfg.CTXMESH_CONTEXT_RERANK,
     rerankTimeoutMs: cfg.SEARCH_RERANKING_TIMEOUT_MS,
+    defaultPacking: cfg.CTXMESH_CONTEXT_PACKING,
   };
 }
 

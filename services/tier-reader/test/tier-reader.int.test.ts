@@ -48,7 +48,7 @@ function identity(over: Partial<common.Identity> = {}): common.Identity {
   return { accountId: 'acme', userId: 'alice', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: '', ...over };
 }
 function cand(uri: string, category: string, over: Partial<tierReader.TierCandidate> = {}): tierReader.TierCandidate {
-  return { uri, category, abstract: `abstract of ${uri}`, isDirectory: false, openContext: false, score: 0.5, ...over };
+  return { uri, category, abstract: `abstract of ${uri}`, isDirectory: false, openContext: false, score: 0.5, rankedScore: 0.5, storedOverview: '', ...over };
 }
 const readTiers = (candidates: tierReader.TierCandidate[], over: Partial<tierReader.ReadTiersRequest> = {}) =>
   rpc<tierReader.ReadTiersRequest, tierReader.ReadTiersResponse>(client.readTiers, {
@@ -58,6 +58,7 @@ const readTiers = (candidates: tierReader.TierCandidate[], over: Partial<tierRea
     detailJson: '',
     tokenizer: '',
     codeOutline: true,
+    packing: '',
     ...over,
   });
 const readContent = (uri: string, tier: string, id: common.Identity = identity()) =>

@@ -6,7 +6,7 @@ import { prepareTierTexts } from './overview';
 import type { Candidate } from './pricing';
 import type { PlanItem, PlanResult } from './plan';
 import { PY_WS_CLASS, pyStrip } from './python';
-import { renderFragment } from './render';
+import { renderFragmentWith } from './render';
 import { type Tier, normalizeDetail, pinFor, tierPolicy, tierRank } from './tiers';
 import { TOKENIZERS, countTokens } from './tokens';
 
@@ -97,7 +97,7 @@ function usableTiers(c: GenCandidate, det: unknown): Tier[] {
 }
 
 function costOf(c: GenCandidate, tier: Tier, tokenizer: string): number {
-  return countTokens(renderFragment({ uri: c.uri, category: c.category, score: c.score, detail: tier, text: textsOf(c)[tier] }, 'strict'), tokenizer);
+  return countTokens(renderFragmentWith({ uri: c.uri, category: c.category, score: c.score, detail: tier, text: textsOf(c)[tier] }, 'strict'), tokenizer);
 }
 
 function floorOf(cands: readonly GenCandidate[], given: number | null): number {
@@ -191,7 +191,7 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
       fc.property(caseOf(), (k) => {
         const r = plan(k, tokenizer);
         expect(r.stats.used_tokens).toBeLessThanOrEqual(r.stats.max_tokens);
-        const fragments = r.entries.map((e) => renderFragment(e, 'strict'));
+        const fragments = r.entries.map((e) => renderFragmentWith(e, 'strict'));
         expect(fragments.join('\n')).toBe(r.rendered);
         const spent = fragments.reduce((n, f) => n + countTokens(f, tokenizer), 0) + Math.max(0, fragments.length - 1);
         expect(r.stats.used_tokens).toBe(spent);
@@ -279,7 +279,7 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
         const r = plan(k, tokenizer);
         if (r.entries.length < 2) return;
         const half = evidenceEntryCap(k.max);
-        for (const e of r.entries) expect(countTokens(renderFragment(e, 'strict'), tokenizer)).toBeLessThanOrEqual(half);
+        for (const e of r.entries) expect(countTokens(renderFragmentWith(e, 'strict'), tokenizer)).toBeLessThanOrEqual(half);
       }),
       { numRuns },
     );
@@ -438,7 +438,7 @@ describe('planEvidenceReads', () => {
           bestScore: k.best,
         });
         expect(r.stats.used_tokens).toBeLessThanOrEqual(r.stats.max_tokens);
-        const fragments = r.entries.map((e) => renderFragment(e, 'strict'));
+        const fragments = r.entries.map((e) => renderFragmentWith(e, 'strict'));
         expect(r.stats.used_tokens).toBe(fragments.reduce((n, f) => n + countTokens(f, tokenizer), 0) + Math.max(0, fragments.length - 1));
         for (const e of r.entries) {
           const c = k.cands.find((x) => x.uri === e.uri)!;

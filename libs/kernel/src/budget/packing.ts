@@ -26,6 +26,24 @@ export function isPacking(value: unknown): value is Packing {
   return typeof value === 'string' && (PACKINGS as readonly string[]).includes(value);
 }
 
+/** Raised for a packing name the kernel does not know. */
+export class UnknownPackingError extends Error {
+  override readonly name = 'UnknownPackingError';
+  constructor(readonly packing: string) {
+    super(`unknown packing '${packing}'; known: ${PACKINGS.join(', ')}`);
+  }
+}
+
+/**
+ * A packing as a wire field names it: `""` is the contract's (`compat`), a known name is itself.
+ * @throws UnknownPackingError for any other name
+ */
+export function resolvePacking(name: string | null | undefined): Packing {
+  if (name === '' || name === null || name === undefined) return DEFAULT_PACKING;
+  if (isPacking(name)) return name;
+  throw new UnknownPackingError(name);
+}
+
 /**
  * Why a candidate was (not) served:
  * - `served`: it is an entry of the block (see {@link CandidateFate.tier});
@@ -82,4 +100,54 @@ export interface CandidateFate {
   costs: TierCosts | null;
   /** For `cooled`: the ledger turn it was served at, when known; else `null`. */
   cooledTurn: number | null;
+}
+
+/** A fate as `ctxmesh.common.v1.CandidateFate` carries it (structurally the generated type). */
+export interface WireFate {
+  uri: string;
+  category: string;
+  score: number;
+  rankedScore: number;
+  fate: string;
+  /** `""` when not served. */
+  tier: string;
+  /** One row per tier, `tokens` absent for a tier without text; empty when not priced. */
+  costs: Array<{ tier: string; tokens?: number | undefined }>;
+  cooledTurn?: number | undefined;
+}
+
+const COST_TIERS = ['uri', 'abstract', 'overview', 'full'] as const;
+
+/** A kernel fate in its wire shape (see {@link WireFate}). */
+export function fateToWire(f: CandidateFate): WireFate {
+  const w: WireFate = {
+    uri: f.uri,
+    category: f.category,
+    score: f.score,
+    rankedScore: f.rankedScore,
+    fate: f.fate,
+    tier: f.tier ?? '',
+    costs: f.costs ? COST_TIERS.map((tier) => (f.costs![tier] === null ? { tier } : { tier, tokens: f.costs![tier] as number })) : [],
+  };
+  if (f.cooledTurn !== null) w.cooledTurn = f.cooledTurn;
+  return w;
+}
+
+/** A wire fate back in the kernel's shape (unknown reasons and tiers are kept as sent). */
+export function fateFromWire(w: WireFate): CandidateFate {
+  let costs: TierCosts | null = null;
+  if (w.costs.length > 0) {
+    const at = (t: string) => w.costs.find((c) => c.tier === t)?.tokens;
+    costs = { uri: at('uri') ?? Infinity, abstract: at('abstract') ?? null, overview: at('overview') ?? null, full: at('full') ?? null };
+  }
+  return {
+    uri: w.uri,
+    category: w.category,
+    score: w.score,
+    rankedScore: w.rankedScore,
+    fate: w.fate as FateReason,
+    tier: w.tier === '' ? null : (w.tier as Tier),
+    costs,
+    cooledTurn: w.cooledTurn ?? null,
+  };
 }

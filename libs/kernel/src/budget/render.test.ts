@@ -1,4 +1,4 @@
-import { escapeAttr, fragmentHead, neutralizeTags, renderEntries, renderFragment } from './render';
+import { escapeAttr, fragmentHead, neutralizeTags, renderEntries, renderFragment, renderFragmentWith } from './render';
 
 describe('escapeAttr', () => {
   it('escapes & " < in that order and keeps > and \'', () => {
@@ -33,7 +33,7 @@ describe('neutralizeTags', () => {
   it('neutralises a tag cut off by the end of the body in strict mode (evidence), which the fragment newline would complete', () => {
     expect(neutralizeTags('text </memory', 'strict')).toBe('text <\\/memory');
     expect(neutralizeTags('<MEMORY', 'strict')).toBe('<\\memory');
-    expect(renderFragment({ uri: 'viking://u', category: 'events', score: 0, detail: 'full', text: 'x </memory' }, 'strict')).toBe(
+    expect(renderFragmentWith({ uri: 'viking://u', category: 'events', score: 0, detail: 'full', text: 'x </memory' }, 'strict')).toBe(
       '<memory uri="viking://u" type="events" score="0.00" detail="full">\nx <\\/memory\n</memory>',
     );
   });

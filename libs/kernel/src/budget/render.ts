@@ -70,7 +70,12 @@ export function completeFragment(head: string, text: string, mode: Neutralizatio
  * One rendered fragment (§6.1): `<memory uri=… type=… score=… detail=…>\nbody\n</memory>`
  * with text, self-closing without.
  */
-export function renderFragment(e: FragmentInput, mode: Neutralization = 'reference'): string {
+export function renderFragment(e: FragmentInput): string {
+  return renderFragmentWith(e, 'reference');
+}
+
+/** {@link renderFragment} with the given neutralisation (`strict` for the evidence packing). */
+export function renderFragmentWith(e: FragmentInput, mode: Neutralization): string {
   return completeFragment(fragmentHead(e.uri, e.category, e.score, e.detail), e.text, mode);
 }
 
@@ -93,5 +98,5 @@ export interface ContextEntry {
  * @param mode how bodies are defused @default "reference"
  */
 export function renderEntries(entries: readonly FragmentInput[], mode: Neutralization = 'reference'): string {
-  return entries.map((e) => renderFragment(e, mode)).join('\n');
+  return entries.map((e) => renderFragmentWith(e, mode)).join('\n');
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { EVIDENCE_MAX_CANDIDATES, EVIDENCE_RELEVANCE_RATIO } from '../budget/evidence';
-import { renderFragment } from '../budget/render';
+import { renderFragmentWith } from '../budget/render';
 import { countTokens } from '../budget/tokens';
 import { PURPOSE_PRESETS } from '../request/quotas';
 import { DEFAULT_OTHER_PEER_PENALTIES } from '../request/penalties';
@@ -163,9 +163,9 @@ function poolOf(k: GCase, results: ReadonlyArray<{ call: Call; returned: Doc[] }
       ] as const
     )
       .filter(([, t]) => t !== '')
-      .map(([tier, text]) => countTokens(renderFragment({ uri: c.uri, category: c.category, score: c.score, detail: tier, text }, 'strict')));
+      .map(([tier, text]) => countTokens(renderFragmentWith({ uri: c.uri, category: c.category, score: c.score, detail: tier, text }, 'strict')));
     const least = known.length > 0 ? Math.min(...known) : Infinity;
-    return a + 1 + (least <= max ? least : countTokens(renderFragment({ uri: c.uri, category: c.category, score: c.score, detail: 'uri', text: '' })));
+    return a + 1 + (least <= max ? least : countTokens(renderFragmentWith({ uri: c.uri, category: c.category, score: c.score, detail: 'uri', text: '' }, 'strict')));
   }, 0);
   return { pool, floor, best, cost };
 }

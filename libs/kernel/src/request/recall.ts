@@ -6,6 +6,7 @@ import { resolvePenalties } from './penalties';
 import { normalizeDetailParam, rewriteModeOf } from './params';
 import { pyRound } from '../budget/python';
 import { normalizeQuotas, RECALL_DEFAULT_QUOTAS } from './quotas';
+import type { Packing } from '../budget/packing';
 import type { TokenizerName } from '../budget/tokens';
 import type { ContextDetail, ContextRequest, DetailTier, PeerScope, Purpose, QueryExpansion } from './types';
 
@@ -57,6 +58,7 @@ export interface RecallInput {
   rewrite_max_bullets?: number;
   tokenizer?: TokenizerName;
   time_budget_ms?: number | null;
+  packing?: Packing | null;
 }
 
 /** Result of {@link foldRecall}. */
@@ -148,6 +150,7 @@ export function foldRecall(input: RecallInput): FoldedRecall {
     ignored: [],
     timeBudgetMs: input.time_budget_ms ?? null,
     render: input.render !== false,
+    packing: input.packing ?? null,
   };
   const provided = new Set(Object.keys(input).filter((k) => input[k as keyof RecallInput] !== undefined));
   return { request, deprecated: deprecatedStats(provided) };

@@ -3,6 +3,7 @@
  * hands the orchestrator after validation, for `/search` mode context and for `/recall` alike.
  * Mirrors `ctxmesh.orchestrator.v1.AssembleContextRequest` minus identity.
  */
+import type { Packing } from '../budget/packing';
 import type { PinTier } from '../budget/tiers';
 import type { TokenizerName } from '../budget/tokens';
 import type { Category, QUOTA_KEYS } from '../uri';
@@ -87,4 +88,10 @@ export interface ContextRequest<F = unknown> {
   timeBudgetMs: number | null;
   /** False only for `/recall` with `render:false`: `rendered` is then `""`. @default true */
   render: boolean;
+  /**
+   * ctxmesh addition: `compat` (the contract's kernel) or `evidence`; `null` when the request
+   * does not name one (the server's default applies, `compat` unless its operator sets another).
+   * @default null
+   */
+  packing?: Packing | null;
 }

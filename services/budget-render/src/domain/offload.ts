@@ -8,7 +8,7 @@
  * (its worker is terminated), so a runaway count never outlives its request.
  */
 import { join, resolve } from 'node:path';
-import type { planAndRender } from '@ctxmesh/kernel';
+import type { planAndRender, planEvidence } from '@ctxmesh/kernel';
 import { Piscina } from 'piscina';
 
 /** Text (UTF-16 units) above which exact-tokenizer work leaves the event loop. */
@@ -17,6 +17,7 @@ export const INLINE_CHARS = 32 * 1024;
 /** A task the worker runs. */
 export type ExactTask =
   | { fn: 'planAndRender'; args: Parameters<typeof planAndRender> }
+  | { fn: 'planEvidence'; args: Parameters<typeof planEvidence> }
   | { fn: 'countTokens'; texts: string[]; tokenizer: string };
 
 // Under ts-jest/swc the sources run from src/: the worker is the built file beside dist/.

@@ -78,6 +78,11 @@ describe('validateSearchBody', () => {
       ['tokenizer unknown', { mode: 'context', tokenizer: 'gpt2' }, "body.tokenizer: Input should be 'estimate', 'o200k_base' or 'cl100k_base'"],
       ['tokenizer null', { mode: 'context', tokenizer: null }, "body.tokenizer: Input should be 'estimate', 'o200k_base' or 'cl100k_base'"],
       ['time_budget_ms 0', { mode: 'context', time_budget_ms: 0 }, 'body.time_budget_ms: Input should be greater than or equal to 1'],
+      // The message names the field and the values, and none of the words that make the plugins
+      // cache this server as pre-context for six hours ("mode", "extra", "unexpected").
+      ['packing unknown', { mode: 'context', packing: 'greedy' }, "body.packing: Input should be 'compat' or 'evidence'"],
+      ['packing null', { mode: 'context', packing: null }, "body.packing: Input should be 'compat' or 'evidence'"],
+      ['packing in another case', { mode: 'context', packing: 'Evidence' }, "body.packing: Input should be 'compat' or 'evidence'"],
       ['query not a string', { query: 5 }, 'body.query: Input should be a valid string'],
       ['target_uri of numbers', { query: 'q', target_uri: 5 }, 'body.target_uri.str: Input should be a valid string'],
       ['limit not an int', { query: 'q', limit: 'ten' }, 'body.limit: Input should be a valid integer, unable to parse string as an integer'],
@@ -97,6 +102,7 @@ describe('validateSearchBody', () => {
         { query: 'q', mode: 'list', time_budget_ms: 500, tokenizer: 'estimate' },
         "body: Value error, time_budget_ms, tokenizer require mode='context'; set mode='context' or drop these fields",
       ],
+      ['list mode with a packing', { query: 'q', packing: 'evidence' }, "body: Value error, packing require mode='context'; set mode='context' or drop these fields"],
       ['context mode with a target_uri', { query: 'q', mode: 'context', target_uri: 'viking://resources' }, "body: Value error, target_uri is not supported in mode='context'"],
       ['context mode with a target_uri list', { query: 'q', mode: 'context', target_uri: ['viking://resources'] }, "body: Value error, target_uri is not supported in mode='context'"],
       ['context mode with a blank target_uri', { query: 'q', mode: 'context', target_uri: ' ' }, "body: Value error, target_uri is not supported in mode='context'"],
@@ -278,6 +284,7 @@ describe('validateSearchBody', () => {
         ignored: [],
         timeBudgetMs: null,
         render: true,
+        packing: null,
         telemetry: false,
       });
     });
@@ -321,6 +328,8 @@ describe('validateSearchBody', () => {
       ['penalty scalar', { query: 'q', other_peer_penalty: 0.5 }, { otherPeerPenalties: Object.fromEntries(Object.keys(D_PENALTIES).map((k) => [k, 0.5])) as ContextParams['otherPeerPenalties'] }],
       ['penalty object', { query: 'q', other_peer_penalty: { events: 2, nope: 1 } }, { otherPeerPenalties: { ...D_PENALTIES, events: 1 } }],
       ['tokenizer and time budget', { query: 'q', tokenizer: 'o200k_base', time_budget_ms: 750 }, { tokenizer: 'o200k_base', timeBudgetMs: 750 }],
+      ['packing evidence', { query: 'q', packing: 'evidence' }, { packing: 'evidence' }],
+      ['packing compat', { query: 'q', packing: 'compat' }, { packing: 'compat' }],
       ['peer scope actor', { query: 'q', peer_scope: 'actor' }, { peerScope: 'actor' }],
       ['image forwarded', { query: '', image_url: 'viking://~/resources/p.png' }, { imageUrl: 'viking://user/default/resources/p.png' }],
       [
@@ -401,6 +410,7 @@ describe('validateRecallBody', () => {
     ['dedup_turns out of range', { query: 'q', dedup_turns: 101 }, 'body.dedup_turns: Input should be less than or equal to 100'],
     ['unknown quota keys', { query: 'q', quotas: { skillz: 1 } }, `body: Value error, unknown quota keys: skillz; ${QUOTA_ALLOWED}`],
     ['unknown detail keys', { query: 'q', detail: { nope: 'full' } }, `body: Value error, unknown detail keys: nope; ${DETAIL_ALLOWED}`],
+    ['unknown packing', { query: 'q', packing: 'dense' }, "body.packing: Input should be 'compat' or 'evidence'"],
     ...['limit', 'node_limit', 'filter', 'image_url', 'target_uri', 'mode', 'context_type', 'tags', 'since', 'until', 'time_field', 'level', 'include_provenance'].map(
       (f) => [`${f} is not a recall field`, { query: 'q', [f]: null }, `body.${f}: Extra inputs are not permitted`] as [string, unknown, string],
     ),
@@ -454,6 +464,13 @@ describe('validateRecallBody', () => {
       successor_body: { mode: 'context' },
       aliases_used: [],
     });
+  });
+
+  it('passes packing through the recall folding (null when absent: the server default), and keeps it out of aliases_used', () => {
+    expect(recall({ query: 'q' }).packing).toBeNull();
+    const p = recall({ query: 'q', packing: 'evidence' });
+    expect(p.packing).toBe('evidence');
+    expect(p.deprecated.aliases_used).toEqual([]);
   });
 
   it('overlays quotas {"events":5} on the v1 defaults in order', () => {

@@ -8,9 +8,11 @@ import {
   foldRecall,
   normalizeDetailParam,
   normalizeQuotas,
+  PACKINGS,
   resolvePenalties,
   rewriteModeOf,
   type ContextRequest,
+  type Packing,
   type DeprecatedStats,
   type Purpose,
   type RecallInput,
@@ -46,10 +48,12 @@ export const ALLOWED_QUOTA_KEYS = ['events', 'entities', 'preferences', 'experie
 export const ALLOWED_DETAIL_KEYS = [...ALLOWED_QUOTA_KEYS, 'memories'] as const;
 /** Tokenizers a context request may name. */
 export const TOKENIZER_NAMES = ['estimate', 'o200k_base', 'cl100k_base'] as const;
+/** Packings a context request may name (`compat` = the contract's kernel, `evidence` = ctxmesh's). */
+export const PACKING_NAMES = PACKINGS;
 
 /**
  * Fields that require `mode:"context"` on `/search`: the contract's eleven plus this
- * project's additions `tokenizer` and `time_budget_ms`.
+ * project's additions `tokenizer`, `time_budget_ms` and `packing`.
  */
 export const CONTEXT_ONLY_FIELDS = [
   'query_expansion',
@@ -65,6 +69,7 @@ export const CONTEXT_ONLY_FIELDS = [
   'rewrite_max_bullets',
   'tokenizer',
   'time_budget_ms',
+  'packing',
 ] as const;
 
 const detailType = nullable(union(literal('auto', 'abstract', 'overview', 'full'), dict(literal('abstract', 'overview', 'full'))));
@@ -111,6 +116,7 @@ export const SEARCH_FIELDS: readonly FieldSpec[] = [
   { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
   { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
   { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
+  { name: 'packing', type: literal(...PACKING_NAMES) },
 ];
 
 /** `RecallRequest` fields in declaration order. */
@@ -135,6 +141,7 @@ export const RECALL_FIELDS: readonly FieldSpec[] = [
   { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
   { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
   { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
+  { name: 'packing', type: literal(...PACKING_NAMES) },
 ];
 
 /** What body validation needs from the caller and the clock. */
@@ -341,6 +348,7 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
     ignored,
     timeBudgetMs: (v.time_budget_ms as number | undefined) ?? null,
     render: true,
+    packing: (v.packing as Packing | undefined) ?? null,
     telemetry,
     ...asOfOf(v),
   };

@@ -59,7 +59,7 @@ export function toSearchRequest(p: FindParams, caller: Caller, sessionId: string
  * `orchestrator.AssembleContextRequest`: quotas as NamedCount in their resolved order
  * (`bucketed` = quotas present, even `{}`), penalties as NamedValue over all seven categories
  * in contract order, `detail_json` "" for no pin, `rewrite` "off" | "on" | "auto",
- * `time_budget_ms` 0 for none.
+ * `time_budget_ms` 0 for none, `packing` "" when the request named none (the server's default).
  */
 export function toAssembleContextRequest(p: ContextParams, caller: Caller): orchestrator.AssembleContextRequest {
   return {
@@ -89,6 +89,9 @@ export function toAssembleContextRequest(p: ContextParams, caller: Caller): orch
     stages: [],
     // §4.4 rule 2: a code file's overview is its structural skeleton, on every context route.
     codeOutline: true,
+    // "" lets the orchestrator apply the server's default (CTXMESH_CONTEXT_PACKING).
+    packing: p.packing ?? '',
+    explain: false,
   };
 }
 

@@ -66,6 +66,8 @@ export interface McpSearchArgs {
   /** `"auto"` (or `true`) = always attempt a digest; `"off"` (or `false`) = none. */
   rewrite?: 'off' | 'auto' | boolean;
   rewrite_max_bullets?: number;
+  /** ctxmesh addition: `compat` or `evidence`; absent = the server's default. */
+  packing?: 'compat' | 'evidence';
 }
 
 /** A validated MCP search: which orchestrator call it becomes, with its parameters. */
@@ -182,6 +184,7 @@ export function mcpSearchParams(args: McpSearchArgs, ctx: RequestContext): McpSe
       ignored,
       timeBudgetMs: null,
       render: true,
+      packing: args.packing ?? null,
       telemetry: false,
     },
   };

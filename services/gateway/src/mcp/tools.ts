@@ -57,6 +57,10 @@ export const SEARCH_INPUT = {
     .optional()
     .describe('Context mode: "auto" always attempts a short cited digest of the block; "off" (default) returns the block.'),
   rewrite_max_bullets: z.number().int().optional().describe('Context mode: most digest bullets (1..20). Default 6.'),
+  packing: z
+    .enum(['compat', 'evidence'])
+    .optional()
+    .describe('Context mode: "compat" (the contract\'s packing) or "evidence" (spend the budget on as much relevant evidence as fits). Default: the server\'s.'),
 };
 
 /** Input schema of `read`. */

@@ -5,6 +5,8 @@
  */
 import {
   gatherCandidates,
+  gatherEvidence,
+  type EvidenceGatherResult,
   type GatherFilter,
   type GatherHit,
   type GatherResult,
@@ -43,12 +45,24 @@ export interface ContextGatherInput {
   excluded: string[];
   /** Valid-time instant in ms, or null. */
   asOf: number | null;
+  /** `compat` (§3 as written) or `evidence` (a pool sized by the budget). @default "compat" */
+  packing?: 'compat' | 'evidence';
+  /** Evidence: the request's token budget. @default 1600 */
+  maxTokens?: number;
+  /** Evidence: the tokenizer the pool's texts are priced in. @default "estimate" */
+  tokenizer?: string;
+  /** The part of `excluded` the session ledger cooled (fates say `cooled`). */
+  cooled?: string[];
+  /** Also return the fates of the hits left out. @default false */
+  explain?: boolean;
 }
 
 /** What gathering produced, plus the store batches it took. */
 export interface ContextGatherResult extends GatherResult {
   /** Sizes of the store batches run (one entry per `index.search` call). */
   batchSizes: number[];
+  /** Set for the evidence packing: what its pool sizing and relevance floor decided. */
+  evidence?: Omit<EvidenceGatherResult, keyof GatherResult>;
 }
 
 /** An error the store raises for a filter it cannot evaluate (matched by name: adapters share it). */
@@ -100,22 +114,29 @@ export async function gatherContext(input: ContextGatherInput, searcher: NodeSea
     }
     return toSearchLists(hits);
   };
-  const result = await gatherCandidates<FilterNode>(
-    {
-      queries: input.queries.length > 0 ? input.queries : [''],
-      userId: input.scope.user,
-      role: input.scope.role,
-      actorPeerId: input.scope.actorPeer,
-      quotas: input.quotas,
-      limit: input.limit,
-      peerScope: input.peerScope,
-      filter: input.filter,
-      scoreThreshold: input.scoreThreshold,
-      imageUrl: input.imageUrl,
-      excluded: input.excluded,
-      penalties: input.penalties,
-    },
-    search,
-  );
+  const params = {
+    queries: input.queries.length > 0 ? input.queries : [''],
+    userId: input.scope.user,
+    role: input.scope.role,
+    actorPeerId: input.scope.actorPeer,
+    quotas: input.quotas,
+    limit: input.limit,
+    peerScope: input.peerScope,
+    filter: input.filter,
+    scoreThreshold: input.scoreThreshold,
+    imageUrl: input.imageUrl,
+    excluded: input.excluded,
+    penalties: input.penalties,
+    cooled: input.cooled,
+    explain: input.explain,
+  };
+  if (input.packing === 'evidence') {
+    const { candidates, searched, excluded, origins, retrievalErrors, fates, ...evidence } = await gatherEvidence<FilterNode>(
+      { ...params, maxTokens: input.maxTokens ?? 1600, tokenizer: input.tokenizer || 'estimate' },
+      search,
+    );
+    return { candidates, searched, excluded, origins, retrievalErrors, ...(fates ? { fates } : {}), evidence, batchSizes: [...batcher.batchSizes] };
+  }
+  const result = await gatherCandidates<FilterNode>(params, search);
   return { ...result, batchSizes: [...batcher.batchSizes] };
 }

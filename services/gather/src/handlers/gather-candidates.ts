@@ -1,7 +1,20 @@
 /** Gather.GatherCandidates: context-mode gathering (context-contract §3). */
-import { CATEGORIES, DEFAULT_OTHER_PEER_PENALTIES, isQuotaKey, type Category, type Penalties, type Quotas } from '@ctxmesh/kernel';
+import {
+  CATEGORIES,
+  DEFAULT_OTHER_PEER_PENALTIES,
+  fateToWire,
+  isQuotaKey,
+  resolvePacking,
+  resolveTokenizer,
+  UnknownPackingError,
+  UnknownTokenizerError,
+  type Category,
+  type Packing,
+  type Penalties,
+  type Quotas,
+} from '@ctxmesh/kernel';
 import type { common, gather } from '@ctxmesh/proto';
-import type { Handler } from '@ctxmesh/rpc';
+import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
 import { gatherContext } from '../domain/context';
 import { parseFilterJson } from '../domain/filter';
 import { asOfMs, scopeOf, toWireError } from './common';
@@ -34,6 +47,15 @@ export function penaltiesOf(pairs: readonly common.NamedValue[]): Penalties {
 /** Build the GatherCandidates handler. */
 export function gatherCandidatesHandler(env: HandlerEnv): Handler<gather.GatherCandidatesRequest, gather.GatherCandidatesResponse> {
   return async (req, ctx) => {
+    let packing: Packing;
+    try {
+      packing = resolvePacking(req.packing);
+      if (packing === 'evidence') resolveTokenizer(req.tokenizer || 'estimate');
+    } catch (err) {
+      if (err instanceof UnknownPackingError) throw new CtxError(Code.INVALID_ARGUMENT, 'UNKNOWN_PACKING', err.message, { cause: err });
+      if (err instanceof UnknownTokenizerError) throw new CtxError(Code.INVALID_ARGUMENT, 'UNKNOWN_TOKENIZER', err.message, { cause: err });
+      throw err;
+    }
     try {
       const res = await gatherContext(
         {
@@ -48,6 +70,11 @@ export function gatherCandidatesHandler(env: HandlerEnv): Handler<gather.GatherC
           penalties: penaltiesOf(req.otherPeerPenalties),
           excluded: req.excludedUris,
           asOf: asOfMs(req.asOf, env.now),
+          packing,
+          maxTokens: req.maxTokens > 0 ? req.maxTokens : 1600,
+          tokenizer: req.tokenizer || 'estimate',
+          cooled: req.cooledUris,
+          explain: req.explain,
         },
         env.searcher,
         ctx.budget.signal,
@@ -63,10 +90,21 @@ export function gatherCandidatesHandler(env: HandlerEnv): Handler<gather.GatherC
           origin: c.origin,
           isDirectory: c.isDirectory,
           openContext: c.openContext,
+          overview: c.overview ?? '',
         })),
         searched: Object.entries(res.searched).map(([name, count]) => ({ name, count })),
         excluded: res.excluded,
         retrievalErrors: res.retrievalErrors,
+        evidence: res.evidence
+          ? {
+              bestScore: res.evidence.bestScore ?? undefined,
+              relevanceFloor: res.evidence.relevanceFloor ?? undefined,
+              rounds: res.evidence.rounds,
+              belowFloor: res.evidence.belowFloor,
+              widths: res.evidence.widths,
+            }
+          : undefined,
+        fates: (res.fates ?? []).map(fateToWire),
       };
     } catch (e) {
       return toWireError(e);

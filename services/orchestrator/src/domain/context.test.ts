@@ -1,5 +1,5 @@
 import { Budget, Code, CtxError } from '@ctxmesh/rpc';
-import type { orchestrator } from '@ctxmesh/proto';
+import type { budgetRender, gather, orchestrator, tierReader } from '@ctxmesh/proto';
 import { assembleContext, type ContextSettings } from './context';
 import type { Ports } from './ports';
 import { LatencyEstimator } from './stages';
@@ -45,6 +45,8 @@ function request(over: Partial<orchestrator.AssembleContextRequest> = {}): orche
     timeBudgetMs: 0,
     stages: [],
     codeOutline: true,
+    packing: '',
+    explain: false,
     ...over,
   };
 }
@@ -61,12 +63,14 @@ function fakePorts(over: Partial<Record<string, unknown>> = {}) {
         if (over.gatherError) throw over.gatherError;
         return {
           candidates: [
-            { uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, abstract: 'A', origin: 'self', isDirectory: false, openContext: false },
-            { uri: 'viking://resources/docs/api.md', category: 'resources', score: 0.42, rankedScore: 0.42, abstract: 'API docs', origin: 'self', isDirectory: false, openContext: false },
+            { uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, abstract: 'A', origin: 'self', isDirectory: false, openContext: false, overview: 'A' },
+            { uri: 'viking://resources/docs/api.md', category: 'resources', score: 0.42, rankedScore: 0.42, abstract: 'API docs', origin: 'self', isDirectory: false, openContext: false, overview: '' },
           ],
           searched: [{ name: 'all', count: 2 }],
           excluded: 0,
           retrievalErrors: [],
+          evidence: undefined,
+          fates: [],
         };
       },
       gatherPassages: async () => ({ passages: [], memories: [], groupMemories: [] }),
@@ -87,8 +91,9 @@ function fakePorts(over: Partial<Record<string, unknown>> = {}) {
           rendered: req.items.map((i) => `<memory uri="${i.uri}">`).join('\n'),
           stats: {
             maxTokens: req.maxTokens, usedTokens: 40, perEntryCap: 1600, returned: req.items.length, dropped: 0, deduped: 0, detailJson: 'null',
-            tierCounts: [{ name: 'abstract', count: req.items.length }], floorTokens: 40, overviewUpgrades: 0, fullUpgrades: 0, spareUpgrades: 0,
+            tierCounts: [{ name: 'abstract', count: req.items.length }], floorTokens: 40, overviewUpgrades: 0, fullUpgrades: 0, spareUpgrades: 0, belowFloor: 0,
           },
+          fates: [],
         };
       },
       countTokens: async () => ({ counts: [] }),
@@ -316,5 +321,91 @@ describe('assembleContext', () => {
     await run(request(), ports);
     expect(called).toBe(false);
   });
-});
 
+  describe('packing', () => {
+    const coding = [
+      { name: 'events', count: 1 },
+      { name: 'resources', count: 3 },
+    ];
+
+    it('keeps the contract: no packing named and a compat server send "" downstream and add no stats key', async () => {
+      const { ports, calls } = fakePorts();
+      const out = await run(request(), ports);
+      expect((calls.gatherCandidates[0] as gather.GatherCandidatesRequest).packing).toBe('');
+      expect((calls.readTiers[0] as tierReader.ReadTiersRequest).packing).toBe('');
+      expect((calls.planRender[0] as budgetRender.PlanRenderRequest).packing).toBe('');
+      expect(out.stats).not.toHaveProperty('packing');
+      expect(out.stats).not.toHaveProperty('evidence');
+      // Naming the contract's packing changes nothing either.
+      const named = await run(request({ packing: 'compat' }), fakePorts().ports);
+      expect(named.stats).toEqual(out.stats);
+    });
+
+    it('runs every leg with the evidence packing, its priors and the best score, and says so in stats', async () => {
+      const { ports, calls } = fakePorts();
+      ports.gather.gatherCandidates = async (req) => {
+        (calls.gatherCandidates ??= []).push(req);
+        return {
+          candidates: [{ uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, abstract: 'A', origin: 'self', isDirectory: false, openContext: false, overview: 'stored gist' }],
+          searched: [{ name: 'events', count: 1 }],
+          excluded: 0,
+          retrievalErrors: [],
+          evidence: { bestScore: 0.9, relevanceFloor: 0.45, rounds: 1, belowFloor: 2, widths: [40] },
+          fates: [],
+        };
+      };
+      ports.tierReader.readTiers = async (req) => ((calls.readTiers ??= []).push(req), { items: req.candidates.map(() => ({ read: false, overview: '', full: '', note: '' })), reads: 0 });
+      const out = await run(request({ packing: 'evidence', bucketed: true, quotas: coding, tokenizer: 'o200k_base' }), ports);
+      const g = calls.gatherCandidates[0] as gather.GatherCandidatesRequest;
+      expect(g).toMatchObject({ packing: 'evidence', maxTokens: 1600, tokenizer: 'o200k_base' });
+      const t = calls.readTiers[0] as tierReader.ReadTiersRequest;
+      expect(t).toMatchObject({ packing: 'evidence', bestScore: 0.9 });
+      expect(t.candidates[0]).toMatchObject({ rankedScore: 0.71, storedOverview: 'stored gist' });
+      const p = calls.planRender[0] as budgetRender.PlanRenderRequest;
+      expect(p).toMatchObject({ packing: 'evidence', priors: coding, bestScore: 0.9 });
+      // A body the tier-reader did not read: the stored overview stands in for it.
+      expect(p.items[0]).toMatchObject({ overview: 'stored gist', rankedScore: 0.71 });
+      expect(out.stats.packing).toBe('evidence');
+      expect(out.stats.evidence).toEqual({ rounds: 1, widths: [40], relevance_floor: 0.45, below_floor: 2 });
+      const keys = Object.keys(out.stats);
+      expect(keys.indexOf('packing')).toBeGreaterThan(keys.indexOf('dedup'));
+    });
+
+    it('applies the server default (CTXMESH_CONTEXT_PACKING) to a request naming none, and a named packing over it', async () => {
+      const ev = fakePorts();
+      const out = await run(request(), ev.ports, { ...settings, defaultPacking: 'evidence' });
+      expect((ev.calls.planRender[0] as budgetRender.PlanRenderRequest).packing).toBe('evidence');
+      expect(out.stats.packing).toBe('evidence');
+      const named = fakePorts();
+      const back = await run(request({ packing: 'compat' }), named.ports, { ...settings, defaultPacking: 'evidence' });
+      expect((named.calls.planRender[0] as budgetRender.PlanRenderRequest).packing).toBe('');
+      // The contract's packing on an evidence server is not the server's default, but it is the
+      // contract's: stats keep exactly the contract's keys.
+      expect(back.stats).not.toHaveProperty('packing');
+    });
+
+    it('rejects an unknown packing with INVALID_ARGUMENT before calling anything', async () => {
+      const { ports, calls } = fakePorts();
+      await expect(run(request({ packing: 'greedy' }), ports)).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_PACKING' });
+      expect(calls.gatherCandidates).toBeUndefined();
+    });
+
+    it('with explain, returns gathering\'s fates and then planning\'s; without it, none are asked for', async () => {
+      const { ports, calls } = fakePorts();
+      const cooledFate = { uri: 'viking://x/cooled.md', category: 'events', score: 0.8, rankedScore: 0.8, fate: 'cooled', tier: '', costs: [] };
+      const base = ports.gather.gatherCandidates;
+      ports.gather.gatherCandidates = async (req, b) => ({ ...(await base(req, b)), fates: req.explain ? [cooledFate] : [] });
+      const basePlan = ports.budgetRender.planRender;
+      const served = { uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, fate: 'served', tier: 'abstract', costs: [{ tier: 'uri', tokens: 20 }] };
+      ports.budgetRender.planRender = async (req, b) => ({ ...(await basePlan(req, b)), fates: req.explain ? [served] : [] });
+      const out = await run(request({ explain: true, sessionId: 's', dedupTurns: 2 }), ports);
+      expect(out.fates).toEqual([cooledFate, served]);
+      const g = calls.gatherCandidates[0] as gather.GatherCandidatesRequest;
+      expect(g.explain).toBe(true);
+      expect(g.cooledUris).toEqual(['viking://x/cooled.md']);
+      expect((calls.planRender[0] as budgetRender.PlanRenderRequest).explain).toBe(true);
+      const plain = await run(request(), fakePorts().ports);
+      expect(plain.fates).toEqual([]);
+    });
+  });
+});

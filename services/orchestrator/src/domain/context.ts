@@ -3,7 +3,8 @@
  * optional query expansion → gather → tier read → plan/render → optional digest rewrite
  * → ledger record → stats, in contract key order.
  */
-import type { budgetRender, gather, orchestrator, tierReader } from '@ctxmesh/proto';
+import { DEFAULT_PACKING, resolvePacking, UnknownPackingError, type Packing } from '@ctxmesh/kernel';
+import type { budgetRender, common, gather, orchestrator, tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, isCode, type Budget } from '@ctxmesh/rpc';
 import type { Ports } from './ports';
 import { LatencyEstimator, StageRunner, statusOutcome, type StageRecord } from './stages';
@@ -30,6 +31,12 @@ export interface ContextSettings {
   rerank?: boolean;
   /** Rerank stage timeout, ms (`SEARCH_RERANKING_TIMEOUT_MS`). @default 8000 */
   rerankTimeoutMs?: number;
+  /**
+   * Packing of a request that names none (`CTXMESH_CONTEXT_PACKING`). `compat` keeps the
+   * contract's bytes for every client that does not ask for another.
+   * @default "compat"
+   */
+  defaultPacking?: Packing;
 }
 
 /** Output of the pipeline. */
@@ -41,6 +48,8 @@ export interface ContextResult {
   stats: Record<string, unknown>;
   stages: StageRecord[];
   runner: StageRunner;
+  /** With `explain`: the fate of every node considered (gathering's, then planning's). */
+  fates: common.CandidateFate[];
 }
 
 /** Dedup stats (context-contract §6.3 `dedup`). */
@@ -53,8 +62,9 @@ interface DedupStats {
 
 /**
  * Assemble context for one validated request.
- * @throws CtxError INVALID_ARGUMENT from gather (empty query, image-only on a text embedder),
- *   DEADLINE_EXCEEDED/CANCELLED when the request's budget ends, INTERNAL when a mandatory leg fails
+ * @throws CtxError INVALID_ARGUMENT from gather (empty query, image-only on a text embedder) or
+ *   for an unknown `packing`, DEADLINE_EXCEEDED/CANCELLED when the request's budget ends,
+ *   INTERNAL when a mandatory leg fails
  */
 export async function assembleContext(
   req: orchestrator.AssembleContextRequest,
@@ -72,6 +82,14 @@ export async function assembleContext(
     observe,
   });
   const identity = req.identity;
+  let packing: Packing;
+  try {
+    packing = req.packing ? resolvePacking(req.packing) : (settings.defaultPacking ?? DEFAULT_PACKING);
+  } catch (err) {
+    if (err instanceof UnknownPackingError) throw new CtxError(Code.INVALID_ARGUMENT, 'UNKNOWN_PACKING', err.message, { cause: err });
+    throw err;
+  }
+  const evidence = packing === 'evidence';
 
   // 1. Ledger turn: every context request naming a session advances its clock.
   const dedup: DedupStats = { turns: req.dedupTurns, status: 'off', cooled: 0, turn: null };
@@ -149,6 +167,11 @@ export async function assembleContext(
           otherPeerPenalties: req.otherPeerPenalties,
           excludedUris: excluded,
           asOf: req.asOf,
+          packing: evidence ? packing : '',
+          maxTokens: req.maxTokens,
+          tokenizer: req.tokenizer,
+          explain: req.explain,
+          cooledUris: req.explain ? cooled : [],
         },
         b,
       ),
@@ -156,7 +179,7 @@ export async function assembleContext(
   } catch (err) {
     if (budget.exhausted || isCode(err, Code.INVALID_ARGUMENT, Code.DEADLINE_EXCEEDED, Code.CANCELLED)) throw err;
     const e = err as CtxError;
-    gathered = { candidates: [], searched: [], excluded: 0, retrievalErrors: [`${e.reason ?? 'Error'}: ${e.message}`.slice(0, 200)] };
+    gathered = { candidates: [], searched: [], excluded: 0, retrievalErrors: [`${e.reason ?? 'Error'}: ${e.message}`.slice(0, 200)], evidence: undefined, fates: [] };
   }
   let candidates = gathered.candidates;
 
@@ -194,11 +217,15 @@ export async function assembleContext(
               isDirectory: c.isDirectory,
               openContext: c.openContext,
               score: c.score,
+              rankedScore: c.rankedScore,
+              storedOverview: evidence ? c.overview : '',
             })),
             maxTokens: req.maxTokens,
             detailJson: req.detailJson,
             tokenizer: req.tokenizer,
             codeOutline: req.codeOutline,
+            packing: evidence ? packing : '',
+            bestScore: gathered.evidence?.bestScore,
           },
           b,
         ),
@@ -219,12 +246,18 @@ export async function assembleContext(
           origin: c.origin,
           isDirectory: c.isDirectory,
           abstract: c.abstract,
-          overview: tiers.items[i]?.overview ?? '',
+          // Evidence serves the index's stored overview for a node whose body it did not read.
+          overview: evidence && !tiers.items[i]?.read ? c.overview : (tiers.items[i]?.overview ?? ''),
           full: tiers.items[i]?.full ?? '',
+          rankedScore: c.rankedScore,
         })),
         maxTokens: req.maxTokens,
         detailJson: req.detailJson,
         tokenizer: req.tokenizer,
+        packing: evidence ? packing : '',
+        priors: evidence && req.bucketed ? req.quotas : [],
+        bestScore: gathered.evidence?.bestScore,
+        explain: req.explain,
       },
       b,
     ),
@@ -330,12 +363,23 @@ export async function assembleContext(
   if (req.ignored.length > 0) stats.ignored = req.ignored;
   if (rewriteEngine && rewrite !== 'off') stats.rewrite_engine = rewriteEngine;
   if (req.tokenizer && req.tokenizer !== 'estimate') stats.tokenizer = req.tokenizer;
+  if (packing !== DEFAULT_PACKING) {
+    stats.packing = packing;
+    const ev = gathered.evidence;
+    stats.evidence = {
+      rounds: ev?.rounds ?? 0,
+      widths: ev?.widths ?? [],
+      relevance_floor: ev?.relevanceFloor ?? s.relevanceFloor ?? null,
+      below_floor: (ev?.belowFloor ?? 0) + s.belowFloor,
+    };
+  }
   if (req.timeBudgetMs > 0) {
     stats.time_budget_ms = req.timeBudgetMs;
     stats.degraded_stages = runner.degraded();
     stats.stage_ms = runner.timings();
   }
-  return { entries, rendered, digest, stats, stages: runner.records, runner };
+  const fates = req.explain ? [...gathered.fates, ...plan.fates] : [];
+  return { entries, rendered, digest, stats, stages: runner.records, runner, fates };
 }
 
 function countOrigins(candidates: gather.Candidate[]): Record<string, number> {

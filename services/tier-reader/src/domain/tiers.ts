@@ -1,10 +1,10 @@
 /**
  * ReadTiers (context-contract §4.1, §4.4, §5.4): the kernel decides which candidates need a
- * body (`planReads`); each distinct content URI is read once (directories read
+ * body (`planReads`, or `planEvidenceReads` for the evidence packing); each distinct content URI is read once (directories read
  * `{uri}/.overview.md`), under the candidate's read context, with bounded concurrency; the
  * kernel turns each raw body into the overview and full texts (`prepareTierTexts`).
  */
-import { planReads, prepareTierTexts, type Candidate, type CodeOutliner } from '@ctxmesh/kernel';
+import { planEvidenceReads, planReads, prepareTierTexts, type Candidate, type CodeOutliner, type Packing } from '@ctxmesh/kernel';
 import { chunk, mapConcurrent } from './pool';
 
 /** A candidate as the tier reader needs it. */
@@ -21,6 +21,10 @@ export interface TierCandidate {
   openContext: boolean;
   /** Raw score (sizes the fragment in the read decision). */
   score: number;
+  /** Score after the other-peer penalty (evidence: compared with the relevance floor). @default score */
+  rankedScore?: number;
+  /** The overview the index stored, "" when unknown (evidence reads no body for an overview it has). */
+  storedOverview?: string;
 }
 
 /**
@@ -41,6 +45,10 @@ export interface TierReadInput {
   tokenizer?: string;
   /** Code-skeleton extractor, or null to treat code files as documents. */
   outliner: CodeOutliner | null;
+  /** `compat` reads what §5.4 says; `evidence` what the evidence packing needs. @default "compat" */
+  packing?: Packing;
+  /** Evidence: the request's best ranked score (sets the relevance floor); null = best candidate. */
+  bestScore?: number | null;
 }
 
 /** Tuning of {@link readTiers}. */
@@ -90,8 +98,14 @@ export async function readTiers(input: TierReadInput, readBodies: BodyReader, op
     abstract: c.abstract,
     is_directory: c.isDirectory,
     origin: '',
+    ranked_score: c.rankedScore ?? c.score,
+    stored_overview: c.storedOverview ?? '',
   }));
-  const plan = planReads(kernelCandidates, input.maxTokens, input.detail, input.tokenizer || 'estimate');
+  const tokenizer = input.tokenizer || 'estimate';
+  const plan =
+    input.packing === 'evidence'
+      ? planEvidenceReads(kernelCandidates, input.maxTokens, input.detail, tokenizer, { bestScore: input.bestScore ?? null })
+      : planReads(kernelCandidates, input.maxTokens, input.detail, tokenizer);
 
   // Distinct content URIs per read context, in first-need order.
   const wanted: Array<{ open: boolean; uris: string[] }> = [

@@ -1,5 +1,5 @@
 /** TierReader.ReadTiers: read only the bodies the tiers need (context-contract §4, §5.4). */
-import { UnknownTokenizerError } from '@ctxmesh/kernel';
+import { resolvePacking, UnknownPackingError, UnknownTokenizerError } from '@ctxmesh/kernel';
 import type { tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
 import { type NodeRecord, readVisibility } from '@ctxmesh/stores';
@@ -35,6 +35,8 @@ export function readTiersHandler(env: HandlerEnv): Handler<tierReader.ReadTiersR
       const res = await readTiers(
         {
           candidates: req.candidates,
+          packing: resolvePacking(req.packing),
+          bestScore: req.bestScore ?? null,
           maxTokens: req.maxTokens,
           detail,
           tokenizer: req.tokenizer || 'estimate',
@@ -46,6 +48,7 @@ export function readTiersHandler(env: HandlerEnv): Handler<tierReader.ReadTiersR
       return { items: res.items, reads: res.reads };
     } catch (err) {
       if (err instanceof UnknownTokenizerError) throw new CtxError(Code.INVALID_ARGUMENT, 'UNKNOWN_TOKENIZER', err.message, { cause: err });
+      if (err instanceof UnknownPackingError) throw new CtxError(Code.INVALID_ARGUMENT, 'UNKNOWN_PACKING', err.message, { cause: err });
       throw err;
     }
   };

@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Entry, NamedCount } from "../../common/v1/common";
+import { CandidateFate, Entry, NamedCount } from "../../common/v1/common";
 
 /** A candidate with its available tier texts. */
 export interface PlanItem {
@@ -38,6 +38,8 @@ export interface PlanItem {
   overview: string;
   /** Full text ("" when unavailable or not read). */
   full: string;
+  /** Score after the other-peer penalty (evidence: compared with the relevance floor). */
+  rankedScore: number;
 }
 
 /** PlanRender input. */
@@ -50,6 +52,16 @@ export interface PlanRenderRequest {
   detailJson: string;
   /** "estimate" (default), "o200k_base" or "cl100k_base". */
   tokenizer: string;
+  /** "compat" (or "") for §5 as written, "evidence" for ctxmesh's evidence packing. */
+  packing: string;
+  /** Evidence: the resolved quotas as priors, in order (empty for a flat request). */
+  priors: NamedCount[];
+  /** Evidence: best ranked score of the request (sets the relevance floor); absent = best item. */
+  bestScore?:
+    | number
+    | undefined;
+  /** Also return one fate per item (internal diagnostics). */
+  explain: boolean;
 }
 
 /** Plan statistics (context-contract §5.3). */
@@ -78,6 +90,10 @@ export interface PlanStats {
   fullUpgrades: number;
   /** fill.spare_upgrades. */
   spareUpgrades: number;
+  /** Evidence: items below the relevance floor. */
+  belowFloor: number;
+  /** Evidence: the relevance floor used (absent without items). */
+  relevanceFloor?: number | undefined;
 }
 
 /** PlanRender output. */
@@ -87,7 +103,11 @@ export interface PlanRenderResponse {
   /** Rendered block. */
   rendered: string;
   /** Plan statistics. */
-  stats: PlanStats | undefined;
+  stats:
+    | PlanStats
+    | undefined;
+  /** With explain: one fate per item, in item order. */
+  fates: CandidateFate[];
 }
 
 /** CountTokens input. */
@@ -141,7 +161,17 @@ export interface TrimPassagesResponse {
 }
 
 function createBasePlanItem(): PlanItem {
-  return { uri: "", category: "", score: 0, origin: "", isDirectory: false, abstract: "", overview: "", full: "" };
+  return {
+    uri: "",
+    category: "",
+    score: 0,
+    origin: "",
+    isDirectory: false,
+    abstract: "",
+    overview: "",
+    full: "",
+    rankedScore: 0,
+  };
 }
 
 export const PlanItem: MessageFns<PlanItem> = {
@@ -169,6 +199,9 @@ export const PlanItem: MessageFns<PlanItem> = {
     }
     if (message.full !== "") {
       writer.uint32(66).string(message.full);
+    }
+    if (message.rankedScore !== 0) {
+      writer.uint32(73).double(message.rankedScore);
     }
     return writer;
   },
@@ -250,6 +283,14 @@ export const PlanItem: MessageFns<PlanItem> = {
             message.full = reader.string();
             continue;
           }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.rankedScore = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -276,6 +317,11 @@ export const PlanItem: MessageFns<PlanItem> = {
       abstract: isSet(object.abstract) ? globalThis.String(object.abstract) : "",
       overview: isSet(object.overview) ? globalThis.String(object.overview) : "",
       full: isSet(object.full) ? globalThis.String(object.full) : "",
+      rankedScore: isSet(object.rankedScore)
+        ? globalThis.Number(object.rankedScore)
+        : isSet(object.ranked_score)
+        ? globalThis.Number(object.ranked_score)
+        : 0,
     };
   },
 
@@ -305,6 +351,9 @@ export const PlanItem: MessageFns<PlanItem> = {
     if (message.full !== "") {
       obj.full = message.full;
     }
+    if (message.rankedScore !== 0) {
+      obj.rankedScore = floatToJson(message.rankedScore);
+    }
     return obj;
   },
 
@@ -321,12 +370,22 @@ export const PlanItem: MessageFns<PlanItem> = {
     message.abstract = object.abstract ?? "";
     message.overview = object.overview ?? "";
     message.full = object.full ?? "";
+    message.rankedScore = object.rankedScore ?? 0;
     return message;
   },
 };
 
 function createBasePlanRenderRequest(): PlanRenderRequest {
-  return { items: [], maxTokens: 0, detailJson: "", tokenizer: "" };
+  return {
+    items: [],
+    maxTokens: 0,
+    detailJson: "",
+    tokenizer: "",
+    packing: "",
+    priors: [],
+    bestScore: undefined,
+    explain: false,
+  };
 }
 
 export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
@@ -342,6 +401,18 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     }
     if (message.tokenizer !== "") {
       writer.uint32(34).string(message.tokenizer);
+    }
+    if (message.packing !== "") {
+      writer.uint32(42).string(message.packing);
+    }
+    for (const v of message.priors) {
+      NamedCount.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.bestScore !== undefined) {
+      writer.uint32(57).double(message.bestScore);
+    }
+    if (message.explain !== false) {
+      writer.uint32(64).bool(message.explain);
     }
     return writer;
   },
@@ -391,6 +462,38 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
             message.tokenizer = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.packing = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.priors.push(NamedCount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.bestScore = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.explain = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -417,6 +520,14 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
         ? globalThis.String(object.detail_json)
         : "",
       tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
+      packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
+      priors: globalThis.Array.isArray(object?.priors) ? object.priors.map((e: any) => NamedCount.fromJSON(e)) : [],
+      bestScore: isSet(object.bestScore)
+        ? globalThis.Number(object.bestScore)
+        : isSet(object.best_score)
+        ? globalThis.Number(object.best_score)
+        : undefined,
+      explain: isSet(object.explain) ? globalThis.Boolean(object.explain) : false,
     };
   },
 
@@ -434,6 +545,18 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     if (message.tokenizer !== "") {
       obj.tokenizer = message.tokenizer;
     }
+    if (message.packing !== "") {
+      obj.packing = message.packing;
+    }
+    if (message.priors?.length) {
+      obj.priors = message.priors.map((e) => NamedCount.toJSON(e));
+    }
+    if (message.bestScore !== undefined) {
+      obj.bestScore = floatToJson(message.bestScore);
+    }
+    if (message.explain !== false) {
+      obj.explain = message.explain;
+    }
     return obj;
   },
 
@@ -446,6 +569,10 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     message.maxTokens = object.maxTokens ?? 0;
     message.detailJson = object.detailJson ?? "";
     message.tokenizer = object.tokenizer ?? "";
+    message.packing = object.packing ?? "";
+    message.priors = object.priors?.map((e) => NamedCount.fromPartial(e)) || [];
+    message.bestScore = object.bestScore ?? undefined;
+    message.explain = object.explain ?? false;
     return message;
   },
 };
@@ -464,6 +591,8 @@ function createBasePlanStats(): PlanStats {
     overviewUpgrades: 0,
     fullUpgrades: 0,
     spareUpgrades: 0,
+    belowFloor: 0,
+    relevanceFloor: undefined,
   };
 }
 
@@ -504,6 +633,12 @@ export const PlanStats: MessageFns<PlanStats> = {
     }
     if (message.spareUpgrades !== 0) {
       writer.uint32(96).int32(message.spareUpgrades);
+    }
+    if (message.belowFloor !== 0) {
+      writer.uint32(104).int32(message.belowFloor);
+    }
+    if (message.relevanceFloor !== undefined) {
+      writer.uint32(113).double(message.relevanceFloor);
     }
     return writer;
   },
@@ -617,6 +752,22 @@ export const PlanStats: MessageFns<PlanStats> = {
             message.spareUpgrades = reader.int32();
             continue;
           }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.belowFloor = reader.int32();
+            continue;
+          }
+          case 14: {
+            if (tag !== 113) {
+              break;
+            }
+
+            message.relevanceFloor = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -679,6 +830,16 @@ export const PlanStats: MessageFns<PlanStats> = {
         : isSet(object.spare_upgrades)
         ? globalThis.Number(object.spare_upgrades)
         : 0,
+      belowFloor: isSet(object.belowFloor)
+        ? globalThis.Number(object.belowFloor)
+        : isSet(object.below_floor)
+        ? globalThis.Number(object.below_floor)
+        : 0,
+      relevanceFloor: isSet(object.relevanceFloor)
+        ? globalThis.Number(object.relevanceFloor)
+        : isSet(object.relevance_floor)
+        ? globalThis.Number(object.relevance_floor)
+        : undefined,
     };
   },
 
@@ -720,6 +881,12 @@ export const PlanStats: MessageFns<PlanStats> = {
     if (message.spareUpgrades !== 0) {
       obj.spareUpgrades = Math.round(message.spareUpgrades);
     }
+    if (message.belowFloor !== 0) {
+      obj.belowFloor = Math.round(message.belowFloor);
+    }
+    if (message.relevanceFloor !== undefined) {
+      obj.relevanceFloor = floatToJson(message.relevanceFloor);
+    }
     return obj;
   },
 
@@ -740,12 +907,14 @@ export const PlanStats: MessageFns<PlanStats> = {
     message.overviewUpgrades = object.overviewUpgrades ?? 0;
     message.fullUpgrades = object.fullUpgrades ?? 0;
     message.spareUpgrades = object.spareUpgrades ?? 0;
+    message.belowFloor = object.belowFloor ?? 0;
+    message.relevanceFloor = object.relevanceFloor ?? undefined;
     return message;
   },
 };
 
 function createBasePlanRenderResponse(): PlanRenderResponse {
-  return { entries: [], rendered: "", stats: undefined };
+  return { entries: [], rendered: "", stats: undefined, fates: [] };
 }
 
 export const PlanRenderResponse: MessageFns<PlanRenderResponse> = {
@@ -758,6 +927,9 @@ export const PlanRenderResponse: MessageFns<PlanRenderResponse> = {
     }
     if (message.stats !== undefined) {
       PlanStats.encode(message.stats, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.fates) {
+      CandidateFate.encode(v!, writer.uint32(34).fork()).join();
     }
     return writer;
   },
@@ -799,6 +971,14 @@ export const PlanRenderResponse: MessageFns<PlanRenderResponse> = {
             message.stats = PlanStats.decode(reader, reader.uint32());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.fates.push(CandidateFate.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -816,6 +996,7 @@ export const PlanRenderResponse: MessageFns<PlanRenderResponse> = {
       entries: globalThis.Array.isArray(object?.entries) ? object.entries.map((e: any) => Entry.fromJSON(e)) : [],
       rendered: isSet(object.rendered) ? globalThis.String(object.rendered) : "",
       stats: isSet(object.stats) ? PlanStats.fromJSON(object.stats) : undefined,
+      fates: globalThis.Array.isArray(object?.fates) ? object.fates.map((e: any) => CandidateFate.fromJSON(e)) : [],
     };
   },
 
@@ -830,6 +1011,9 @@ export const PlanRenderResponse: MessageFns<PlanRenderResponse> = {
     if (message.stats !== undefined) {
       obj.stats = PlanStats.toJSON(message.stats);
     }
+    if (message.fates?.length) {
+      obj.fates = message.fates.map((e) => CandidateFate.toJSON(e));
+    }
     return obj;
   },
 
@@ -843,6 +1027,7 @@ export const PlanRenderResponse: MessageFns<PlanRenderResponse> = {
     message.stats = (object.stats !== undefined && object.stats !== null)
       ? PlanStats.fromPartial(object.stats)
       : undefined;
+    message.fates = object.fates?.map((e) => CandidateFate.fromPartial(e)) || [];
     return message;
   },
 };

@@ -174,6 +174,40 @@ export interface Entry {
   origin: string;
 }
 
+/** Token cost of one tier of a candidate's rendered fragment (envelope included). */
+export interface TierCost {
+  /** uri, abstract, overview or full. */
+  tier: string;
+  /**
+   * Tokens in the request's tokenizer; absent when the tier has no text for this candidate,
+   * +Inf when the fragment is larger than the whole block.
+   */
+  tokens?: number | undefined;
+}
+
+/**
+ * What happened to one candidate of a context request (the kernel's CandidateFate). Internal:
+ * no REST response shows it yet.
+ */
+export interface CandidateFate {
+  /** Node URI. */
+  uri: string;
+  /** Category. */
+  category: string;
+  /** Raw retrieval score. */
+  score: number;
+  /** Score after the other-peer penalty. */
+  rankedScore: number;
+  /** served, below_threshold, cooled, excluded, deduped, budget, quota or relevance_floor. */
+  fate: string;
+  /** The tier served ("" when not served). */
+  tier: string;
+  /** Fragment cost per tier; empty when the stage that decided the fate did not price it. */
+  costs: TierCost[];
+  /** For cooled: the ledger turn it was served at, when known. */
+  cooledTurn?: number | undefined;
+}
+
 function createBaseIdentity(): Identity {
   return { accountId: "", userId: "", role: 0, actorPeerId: "", workspace: "", requestId: "" };
 }
@@ -775,6 +809,280 @@ export const Entry: MessageFns<Entry> = {
     message.detail = object.detail ?? "";
     message.text = object.text ?? "";
     message.origin = object.origin ?? "";
+    return message;
+  },
+};
+
+function createBaseTierCost(): TierCost {
+  return { tier: "", tokens: undefined };
+}
+
+export const TierCost: MessageFns<TierCost> = {
+  encode(message: TierCost, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.tier !== "") {
+      writer.uint32(10).string(message.tier);
+    }
+    if (message.tokens !== undefined) {
+      writer.uint32(17).double(message.tokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TierCost {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTierCost();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.tier = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.tokens = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TierCost {
+    return {
+      tier: isSet(object.tier) ? globalThis.String(object.tier) : "",
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : undefined,
+    };
+  },
+
+  toJSON(message: TierCost): unknown {
+    const obj: any = {};
+    if (message.tier !== "") {
+      obj.tier = message.tier;
+    }
+    if (message.tokens !== undefined) {
+      obj.tokens = floatToJson(message.tokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TierCost>, I>>(base?: I): TierCost {
+    return TierCost.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TierCost>, I>>(object: I): TierCost {
+    const message = createBaseTierCost();
+    message.tier = object.tier ?? "";
+    message.tokens = object.tokens ?? undefined;
+    return message;
+  },
+};
+
+function createBaseCandidateFate(): CandidateFate {
+  return { uri: "", category: "", score: 0, rankedScore: 0, fate: "", tier: "", costs: [], cooledTurn: undefined };
+}
+
+export const CandidateFate: MessageFns<CandidateFate> = {
+  encode(message: CandidateFate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uri !== "") {
+      writer.uint32(10).string(message.uri);
+    }
+    if (message.category !== "") {
+      writer.uint32(18).string(message.category);
+    }
+    if (message.score !== 0) {
+      writer.uint32(25).double(message.score);
+    }
+    if (message.rankedScore !== 0) {
+      writer.uint32(33).double(message.rankedScore);
+    }
+    if (message.fate !== "") {
+      writer.uint32(42).string(message.fate);
+    }
+    if (message.tier !== "") {
+      writer.uint32(50).string(message.tier);
+    }
+    for (const v of message.costs) {
+      TierCost.encode(v!, writer.uint32(58).fork()).join();
+    }
+    if (message.cooledTurn !== undefined) {
+      writer.uint32(64).int64(message.cooledTurn);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CandidateFate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCandidateFate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uri = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.rankedScore = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.fate = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.tier = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.costs.push(TierCost.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.cooledTurn = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CandidateFate {
+    return {
+      uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      rankedScore: isSet(object.rankedScore)
+        ? globalThis.Number(object.rankedScore)
+        : isSet(object.ranked_score)
+        ? globalThis.Number(object.ranked_score)
+        : 0,
+      fate: isSet(object.fate) ? globalThis.String(object.fate) : "",
+      tier: isSet(object.tier) ? globalThis.String(object.tier) : "",
+      costs: globalThis.Array.isArray(object?.costs) ? object.costs.map((e: any) => TierCost.fromJSON(e)) : [],
+      cooledTurn: isSet(object.cooledTurn)
+        ? globalThis.Number(object.cooledTurn)
+        : isSet(object.cooled_turn)
+        ? globalThis.Number(object.cooled_turn)
+        : undefined,
+    };
+  },
+
+  toJSON(message: CandidateFate): unknown {
+    const obj: any = {};
+    if (message.uri !== "") {
+      obj.uri = message.uri;
+    }
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
+    if (message.rankedScore !== 0) {
+      obj.rankedScore = floatToJson(message.rankedScore);
+    }
+    if (message.fate !== "") {
+      obj.fate = message.fate;
+    }
+    if (message.tier !== "") {
+      obj.tier = message.tier;
+    }
+    if (message.costs?.length) {
+      obj.costs = message.costs.map((e) => TierCost.toJSON(e));
+    }
+    if (message.cooledTurn !== undefined) {
+      obj.cooledTurn = Math.round(message.cooledTurn);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CandidateFate>, I>>(base?: I): CandidateFate {
+    return CandidateFate.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CandidateFate>, I>>(object: I): CandidateFate {
+    const message = createBaseCandidateFate();
+    message.uri = object.uri ?? "";
+    message.category = object.category ?? "";
+    message.score = object.score ?? 0;
+    message.rankedScore = object.rankedScore ?? 0;
+    message.fate = object.fate ?? "";
+    message.tier = object.tier ?? "";
+    message.costs = object.costs?.map((e) => TierCost.fromPartial(e)) || [];
+    message.cooledTurn = object.cooledTurn ?? undefined;
     return message;
   },
 };

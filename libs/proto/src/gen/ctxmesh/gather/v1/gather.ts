@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Identity, NamedCount, NamedValue } from "../../common/v1/common";
+import { CandidateFate, Identity, NamedCount, NamedValue } from "../../common/v1/common";
 
 /** One list-mode hit. */
 export interface Hit {
@@ -96,6 +96,8 @@ export interface Candidate {
   isDirectory: boolean;
   /** True when bodies must be read with the open context (other peers). */
   openContext: boolean;
+  /** The overview the index stored for the node ("" unless the packing is "evidence"). */
+  overview: string;
 }
 
 /** Context-mode gathering input (context-contract §3). */
@@ -128,6 +130,34 @@ export interface GatherCandidatesRequest {
   excludedUris: string[];
   /** Valid-time instant (ISO-8601); "" means now. */
   asOf: string;
+  /** "compat" (or "") for the contract's gathering, "evidence" for a pool sized by the budget. */
+  packing: string;
+  /** Token budget of the request (the evidence pool is sized by it). */
+  maxTokens: number;
+  /** Tokenizer the evidence pool prices its texts in ("" = estimate). */
+  tokenizer: string;
+  /** Also return the fates of the hits left out (internal diagnostics). */
+  explain: boolean;
+  /** The part of excluded_uris the session ledger cooled (their fate is "cooled"). */
+  cooledUris: string[];
+}
+
+/** What the evidence packing's gathering decided. */
+export interface EvidencePool {
+  /** Best ranked score among every hit, cooled and excluded ones included; absent without hits. */
+  bestScore?:
+    | number
+    | undefined;
+  /** Relevance floor the pool was cut at; absent without hits. */
+  relevanceFloor?:
+    | number
+    | undefined;
+  /** Search rounds made (1 or 2). */
+  rounds: number;
+  /** Distinct nodes below the floor. */
+  belowFloor: number;
+  /** Rows each search asked for, per round. */
+  widths: number[];
 }
 
 /** Context-mode gathering output. */
@@ -140,6 +170,12 @@ export interface GatherCandidatesResponse {
   excluded: number;
   /** "<ErrorClass>: <message>" for each failed search call (at most 5 kept by the caller). */
   retrievalErrors: string[];
+  /** Set when the packing is "evidence". */
+  evidence:
+    | EvidencePool
+    | undefined;
+  /** With explain: the fates of the hits that are not candidates. */
+  fates: CandidateFate[];
 }
 
 /** A retrieved passage before its text is read. */
@@ -797,6 +833,7 @@ function createBaseCandidate(): Candidate {
     origin: "",
     isDirectory: false,
     openContext: false,
+    overview: "",
   };
 }
 
@@ -825,6 +862,9 @@ export const Candidate: MessageFns<Candidate> = {
     }
     if (message.openContext !== false) {
       writer.uint32(64).bool(message.openContext);
+    }
+    if (message.overview !== "") {
+      writer.uint32(74).string(message.overview);
     }
     return writer;
   },
@@ -906,6 +946,14 @@ export const Candidate: MessageFns<Candidate> = {
             message.openContext = reader.bool();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.overview = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -940,6 +988,7 @@ export const Candidate: MessageFns<Candidate> = {
         : isSet(object.open_context)
         ? globalThis.Boolean(object.open_context)
         : false,
+      overview: isSet(object.overview) ? globalThis.String(object.overview) : "",
     };
   },
 
@@ -969,6 +1018,9 @@ export const Candidate: MessageFns<Candidate> = {
     if (message.openContext !== false) {
       obj.openContext = message.openContext;
     }
+    if (message.overview !== "") {
+      obj.overview = message.overview;
+    }
     return obj;
   },
 
@@ -985,6 +1037,7 @@ export const Candidate: MessageFns<Candidate> = {
     message.origin = object.origin ?? "";
     message.isDirectory = object.isDirectory ?? false;
     message.openContext = object.openContext ?? false;
+    message.overview = object.overview ?? "";
     return message;
   },
 };
@@ -1003,6 +1056,11 @@ function createBaseGatherCandidatesRequest(): GatherCandidatesRequest {
     otherPeerPenalties: [],
     excludedUris: [],
     asOf: "",
+    packing: "",
+    maxTokens: 0,
+    tokenizer: "",
+    explain: false,
+    cooledUris: [],
   };
 }
 
@@ -1043,6 +1101,21 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     }
     if (message.asOf !== "") {
       writer.uint32(98).string(message.asOf);
+    }
+    if (message.packing !== "") {
+      writer.uint32(106).string(message.packing);
+    }
+    if (message.maxTokens !== 0) {
+      writer.uint32(112).int32(message.maxTokens);
+    }
+    if (message.tokenizer !== "") {
+      writer.uint32(122).string(message.tokenizer);
+    }
+    if (message.explain !== false) {
+      writer.uint32(128).bool(message.explain);
+    }
+    for (const v of message.cooledUris) {
+      writer.uint32(138).string(v!);
     }
     return writer;
   },
@@ -1156,6 +1229,46 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
             message.asOf = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.packing = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 112) {
+              break;
+            }
+
+            message.maxTokens = reader.int32();
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.tokenizer = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 128) {
+              break;
+            }
+
+            message.explain = reader.bool();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.cooledUris.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1210,6 +1323,19 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
         : isSet(object.as_of)
         ? globalThis.String(object.as_of)
         : "",
+      packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
+      maxTokens: isSet(object.maxTokens)
+        ? globalThis.Number(object.maxTokens)
+        : isSet(object.max_tokens)
+        ? globalThis.Number(object.max_tokens)
+        : 0,
+      tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
+      explain: isSet(object.explain) ? globalThis.Boolean(object.explain) : false,
+      cooledUris: globalThis.Array.isArray(object?.cooledUris)
+        ? object.cooledUris.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.cooled_uris)
+        ? object.cooled_uris.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1251,6 +1377,21 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     if (message.asOf !== "") {
       obj.asOf = message.asOf;
     }
+    if (message.packing !== "") {
+      obj.packing = message.packing;
+    }
+    if (message.maxTokens !== 0) {
+      obj.maxTokens = Math.round(message.maxTokens);
+    }
+    if (message.tokenizer !== "") {
+      obj.tokenizer = message.tokenizer;
+    }
+    if (message.explain !== false) {
+      obj.explain = message.explain;
+    }
+    if (message.cooledUris?.length) {
+      obj.cooledUris = message.cooledUris;
+    }
     return obj;
   },
 
@@ -1273,12 +1414,176 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     message.otherPeerPenalties = object.otherPeerPenalties?.map((e) => NamedValue.fromPartial(e)) || [];
     message.excludedUris = object.excludedUris?.map((e) => e) || [];
     message.asOf = object.asOf ?? "";
+    message.packing = object.packing ?? "";
+    message.maxTokens = object.maxTokens ?? 0;
+    message.tokenizer = object.tokenizer ?? "";
+    message.explain = object.explain ?? false;
+    message.cooledUris = object.cooledUris?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseEvidencePool(): EvidencePool {
+  return { bestScore: undefined, relevanceFloor: undefined, rounds: 0, belowFloor: 0, widths: [] };
+}
+
+export const EvidencePool: MessageFns<EvidencePool> = {
+  encode(message: EvidencePool, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.bestScore !== undefined) {
+      writer.uint32(9).double(message.bestScore);
+    }
+    if (message.relevanceFloor !== undefined) {
+      writer.uint32(17).double(message.relevanceFloor);
+    }
+    if (message.rounds !== 0) {
+      writer.uint32(24).int32(message.rounds);
+    }
+    if (message.belowFloor !== 0) {
+      writer.uint32(32).int32(message.belowFloor);
+    }
+    if (message.widths.length !== 0) {
+      writer.uint32(42).fork();
+      for (const v of message.widths) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EvidencePool {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEvidencePool();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.bestScore = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.relevanceFloor = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.rounds = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.belowFloor = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag === 40) {
+              message.widths.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 42) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.widths.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EvidencePool {
+    return {
+      bestScore: isSet(object.bestScore)
+        ? globalThis.Number(object.bestScore)
+        : isSet(object.best_score)
+        ? globalThis.Number(object.best_score)
+        : undefined,
+      relevanceFloor: isSet(object.relevanceFloor)
+        ? globalThis.Number(object.relevanceFloor)
+        : isSet(object.relevance_floor)
+        ? globalThis.Number(object.relevance_floor)
+        : undefined,
+      rounds: isSet(object.rounds) ? globalThis.Number(object.rounds) : 0,
+      belowFloor: isSet(object.belowFloor)
+        ? globalThis.Number(object.belowFloor)
+        : isSet(object.below_floor)
+        ? globalThis.Number(object.below_floor)
+        : 0,
+      widths: globalThis.Array.isArray(object?.widths) ? object.widths.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: EvidencePool): unknown {
+    const obj: any = {};
+    if (message.bestScore !== undefined) {
+      obj.bestScore = floatToJson(message.bestScore);
+    }
+    if (message.relevanceFloor !== undefined) {
+      obj.relevanceFloor = floatToJson(message.relevanceFloor);
+    }
+    if (message.rounds !== 0) {
+      obj.rounds = Math.round(message.rounds);
+    }
+    if (message.belowFloor !== 0) {
+      obj.belowFloor = Math.round(message.belowFloor);
+    }
+    if (message.widths?.length) {
+      obj.widths = message.widths.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EvidencePool>, I>>(base?: I): EvidencePool {
+    return EvidencePool.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EvidencePool>, I>>(object: I): EvidencePool {
+    const message = createBaseEvidencePool();
+    message.bestScore = object.bestScore ?? undefined;
+    message.relevanceFloor = object.relevanceFloor ?? undefined;
+    message.rounds = object.rounds ?? 0;
+    message.belowFloor = object.belowFloor ?? 0;
+    message.widths = object.widths?.map((e) => e) || [];
     return message;
   },
 };
 
 function createBaseGatherCandidatesResponse(): GatherCandidatesResponse {
-  return { candidates: [], searched: [], excluded: 0, retrievalErrors: [] };
+  return { candidates: [], searched: [], excluded: 0, retrievalErrors: [], evidence: undefined, fates: [] };
 }
 
 export const GatherCandidatesResponse: MessageFns<GatherCandidatesResponse> = {
@@ -1294,6 +1599,12 @@ export const GatherCandidatesResponse: MessageFns<GatherCandidatesResponse> = {
     }
     for (const v of message.retrievalErrors) {
       writer.uint32(34).string(v!);
+    }
+    if (message.evidence !== undefined) {
+      EvidencePool.encode(message.evidence, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.fates) {
+      CandidateFate.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -1343,6 +1654,22 @@ export const GatherCandidatesResponse: MessageFns<GatherCandidatesResponse> = {
             message.retrievalErrors.push(reader.string());
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.evidence = EvidencePool.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.fates.push(CandidateFate.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1369,6 +1696,8 @@ export const GatherCandidatesResponse: MessageFns<GatherCandidatesResponse> = {
         : globalThis.Array.isArray(object?.retrieval_errors)
         ? object.retrieval_errors.map((e: any) => globalThis.String(e))
         : [],
+      evidence: isSet(object.evidence) ? EvidencePool.fromJSON(object.evidence) : undefined,
+      fates: globalThis.Array.isArray(object?.fates) ? object.fates.map((e: any) => CandidateFate.fromJSON(e)) : [],
     };
   },
 
@@ -1386,6 +1715,12 @@ export const GatherCandidatesResponse: MessageFns<GatherCandidatesResponse> = {
     if (message.retrievalErrors?.length) {
       obj.retrievalErrors = message.retrievalErrors;
     }
+    if (message.evidence !== undefined) {
+      obj.evidence = EvidencePool.toJSON(message.evidence);
+    }
+    if (message.fates?.length) {
+      obj.fates = message.fates.map((e) => CandidateFate.toJSON(e));
+    }
     return obj;
   },
 
@@ -1398,6 +1733,10 @@ export const GatherCandidatesResponse: MessageFns<GatherCandidatesResponse> = {
     message.searched = object.searched?.map((e) => NamedCount.fromPartial(e)) || [];
     message.excluded = object.excluded ?? 0;
     message.retrievalErrors = object.retrievalErrors?.map((e) => e) || [];
+    message.evidence = (object.evidence !== undefined && object.evidence !== null)
+      ? EvidencePool.fromPartial(object.evidence)
+      : undefined;
+    message.fates = object.fates?.map((e) => CandidateFate.fromPartial(e)) || [];
     return message;
   },
 };

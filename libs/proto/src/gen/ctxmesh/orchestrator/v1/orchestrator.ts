@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Entry, Identity, NamedCount, NamedValue, StageResult } from "../../common/v1/common";
+import { CandidateFate, Entry, Identity, NamedCount, NamedValue, StageResult } from "../../common/v1/common";
 
 /** List-mode search input (validated by the gateway). */
 export interface SearchRequest {
@@ -148,6 +148,10 @@ export interface AssembleContextRequest {
   stages: string[];
   /** Use the code outliner for code files. */
   codeOutline: boolean;
+  /** "compat" or "evidence"; "" = the server's default (CTXMESH_CONTEXT_PACKING). */
+  packing: string;
+  /** Also return the fate of every candidate considered (internal; no REST response shows it yet). */
+  explain: boolean;
 }
 
 /**
@@ -165,6 +169,8 @@ export interface AssembleContextResponse {
   statsJson: string;
   /** Stage results (timings and skips). */
   stages: StageResult[];
+  /** With explain: gathering's fates, then planning's, one per node considered. */
+  fates: CandidateFate[];
 }
 
 /** Retrieve input (retrieve-contract). */
@@ -1045,6 +1051,8 @@ function createBaseAssembleContextRequest(): AssembleContextRequest {
     timeBudgetMs: 0,
     stages: [],
     codeOutline: false,
+    packing: "",
+    explain: false,
   };
 }
 
@@ -1124,6 +1132,12 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     }
     if (message.codeOutline !== false) {
       writer.uint32(200).bool(message.codeOutline);
+    }
+    if (message.packing !== "") {
+      writer.uint32(210).string(message.packing);
+    }
+    if (message.explain !== false) {
+      writer.uint32(216).bool(message.explain);
     }
     return writer;
   },
@@ -1341,6 +1355,22 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
             message.codeOutline = reader.bool();
             continue;
           }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.packing = reader.string();
+            continue;
+          }
+          case 27: {
+            if (tag !== 216) {
+              break;
+            }
+
+            message.explain = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1446,6 +1476,8 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
         : isSet(object.code_outline)
         ? globalThis.Boolean(object.code_outline)
         : false,
+      packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
+      explain: isSet(object.explain) ? globalThis.Boolean(object.explain) : false,
     };
   },
 
@@ -1526,6 +1558,12 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     if (message.codeOutline !== false) {
       obj.codeOutline = message.codeOutline;
     }
+    if (message.packing !== "") {
+      obj.packing = message.packing;
+    }
+    if (message.explain !== false) {
+      obj.explain = message.explain;
+    }
     return obj;
   },
 
@@ -1561,12 +1599,14 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     message.timeBudgetMs = object.timeBudgetMs ?? 0;
     message.stages = object.stages?.map((e) => e) || [];
     message.codeOutline = object.codeOutline ?? false;
+    message.packing = object.packing ?? "";
+    message.explain = object.explain ?? false;
     return message;
   },
 };
 
 function createBaseAssembleContextResponse(): AssembleContextResponse {
-  return { entries: [], rendered: "", digest: "", statsJson: "", stages: [] };
+  return { entries: [], rendered: "", digest: "", statsJson: "", stages: [], fates: [] };
 }
 
 export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
@@ -1585,6 +1625,9 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     }
     for (const v of message.stages) {
       StageResult.encode(v!, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.fates) {
+      CandidateFate.encode(v!, writer.uint32(50).fork()).join();
     }
     return writer;
   },
@@ -1642,6 +1685,14 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
             message.stages.push(StageResult.decode(reader, reader.uint32()));
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.fates.push(CandidateFate.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1665,6 +1716,7 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
         ? globalThis.String(object.stats_json)
         : "",
       stages: globalThis.Array.isArray(object?.stages) ? object.stages.map((e: any) => StageResult.fromJSON(e)) : [],
+      fates: globalThis.Array.isArray(object?.fates) ? object.fates.map((e: any) => CandidateFate.fromJSON(e)) : [],
     };
   },
 
@@ -1685,6 +1737,9 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     if (message.stages?.length) {
       obj.stages = message.stages.map((e) => StageResult.toJSON(e));
     }
+    if (message.fates?.length) {
+      obj.fates = message.fates.map((e) => CandidateFate.toJSON(e));
+    }
     return obj;
   },
 
@@ -1698,6 +1753,7 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     message.digest = object.digest ?? "";
     message.statsJson = object.statsJson ?? "";
     message.stages = object.stages?.map((e) => StageResult.fromPartial(e)) || [];
+    message.fates = object.fates?.map((e) => CandidateFate.fromPartial(e)) || [];
     return message;
   },
 };

@@ -34,6 +34,10 @@ export interface TierCandidate {
   openContext: boolean;
   /** Raw score (used to size fragments for the read decision). */
   score: number;
+  /** Score after the other-peer penalty (evidence: compared with the relevance floor). */
+  rankedScore: number;
+  /** The overview the index stored ("" when unknown; evidence reads no body for it then). */
+  storedOverview: string;
 }
 
 /** ReadTiers input. */
@@ -52,6 +56,10 @@ export interface ReadTiersRequest {
   tokenizer: string;
   /** Use the code outliner for code files (true in production; the kernel vectors turn it off). */
   codeOutline: boolean;
+  /** "compat" (or "") reads what §5.4 says; "evidence" reads what the evidence packing needs. */
+  packing: string;
+  /** Evidence: best ranked score of the request (sets the relevance floor); absent = best candidate. */
+  bestScore?: number | undefined;
 }
 
 /** Tier texts for one candidate. */
@@ -97,7 +105,16 @@ export interface ReadContentResponse {
 }
 
 function createBaseTierCandidate(): TierCandidate {
-  return { uri: "", category: "", abstract: "", isDirectory: false, openContext: false, score: 0 };
+  return {
+    uri: "",
+    category: "",
+    abstract: "",
+    isDirectory: false,
+    openContext: false,
+    score: 0,
+    rankedScore: 0,
+    storedOverview: "",
+  };
 }
 
 export const TierCandidate: MessageFns<TierCandidate> = {
@@ -119,6 +136,12 @@ export const TierCandidate: MessageFns<TierCandidate> = {
     }
     if (message.score !== 0) {
       writer.uint32(49).double(message.score);
+    }
+    if (message.rankedScore !== 0) {
+      writer.uint32(57).double(message.rankedScore);
+    }
+    if (message.storedOverview !== "") {
+      writer.uint32(66).string(message.storedOverview);
     }
     return writer;
   },
@@ -184,6 +207,22 @@ export const TierCandidate: MessageFns<TierCandidate> = {
             message.score = reader.double();
             continue;
           }
+          case 7: {
+            if (tag !== 57) {
+              break;
+            }
+
+            message.rankedScore = reader.double();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.storedOverview = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -212,6 +251,16 @@ export const TierCandidate: MessageFns<TierCandidate> = {
         ? globalThis.Boolean(object.open_context)
         : false,
       score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      rankedScore: isSet(object.rankedScore)
+        ? globalThis.Number(object.rankedScore)
+        : isSet(object.ranked_score)
+        ? globalThis.Number(object.ranked_score)
+        : 0,
+      storedOverview: isSet(object.storedOverview)
+        ? globalThis.String(object.storedOverview)
+        : isSet(object.stored_overview)
+        ? globalThis.String(object.stored_overview)
+        : "",
     };
   },
 
@@ -235,6 +284,12 @@ export const TierCandidate: MessageFns<TierCandidate> = {
     if (message.score !== 0) {
       obj.score = floatToJson(message.score);
     }
+    if (message.rankedScore !== 0) {
+      obj.rankedScore = floatToJson(message.rankedScore);
+    }
+    if (message.storedOverview !== "") {
+      obj.storedOverview = message.storedOverview;
+    }
     return obj;
   },
 
@@ -249,12 +304,23 @@ export const TierCandidate: MessageFns<TierCandidate> = {
     message.isDirectory = object.isDirectory ?? false;
     message.openContext = object.openContext ?? false;
     message.score = object.score ?? 0;
+    message.rankedScore = object.rankedScore ?? 0;
+    message.storedOverview = object.storedOverview ?? "";
     return message;
   },
 };
 
 function createBaseReadTiersRequest(): ReadTiersRequest {
-  return { identity: undefined, candidates: [], maxTokens: 0, detailJson: "", tokenizer: "", codeOutline: false };
+  return {
+    identity: undefined,
+    candidates: [],
+    maxTokens: 0,
+    detailJson: "",
+    tokenizer: "",
+    codeOutline: false,
+    packing: "",
+    bestScore: undefined,
+  };
 }
 
 export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
@@ -276,6 +342,12 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
     }
     if (message.codeOutline !== false) {
       writer.uint32(48).bool(message.codeOutline);
+    }
+    if (message.packing !== "") {
+      writer.uint32(58).string(message.packing);
+    }
+    if (message.bestScore !== undefined) {
+      writer.uint32(65).double(message.bestScore);
     }
     return writer;
   },
@@ -341,6 +413,22 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
             message.codeOutline = reader.bool();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.packing = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.bestScore = reader.double();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -375,6 +463,12 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
         : isSet(object.code_outline)
         ? globalThis.Boolean(object.code_outline)
         : false,
+      packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
+      bestScore: isSet(object.bestScore)
+        ? globalThis.Number(object.bestScore)
+        : isSet(object.best_score)
+        ? globalThis.Number(object.best_score)
+        : undefined,
     };
   },
 
@@ -398,6 +492,12 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
     if (message.codeOutline !== false) {
       obj.codeOutline = message.codeOutline;
     }
+    if (message.packing !== "") {
+      obj.packing = message.packing;
+    }
+    if (message.bestScore !== undefined) {
+      obj.bestScore = floatToJson(message.bestScore);
+    }
     return obj;
   },
 
@@ -414,6 +514,8 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
     message.detailJson = object.detailJson ?? "";
     message.tokenizer = object.tokenizer ?? "";
     message.codeOutline = object.codeOutline ?? false;
+    message.packing = object.packing ?? "";
+    message.bestScore = object.bestScore ?? undefined;
     return message;
   },
 };

@@ -68,6 +68,23 @@ describe('RequestCapture + inProcessKernel', () => {
     expect(out.stages.map((s) => s.stage)).toEqual(expect.arrayContaining(['gather', 'tier_read', 'budget_render']));
   });
 
+  it('assembles both packings in process from the captured request: evidence says so, keeps the budget and serves compat\'s relevant entries, none below its floor', async () => {
+    const d = docAt(buildQueries(5, { pool: 200 })[1]!.targetIndex);
+    const body = { query: d.keywords.join(' '), mode: 'context', purpose: 'coding', max_tokens: 1200 };
+    const compat = await kernel.assembleContext((await capture.capture('/api/v1/search/search', body)).request as orchestrator.AssembleContextRequest);
+    const evidence = await kernel.assembleContext((await capture.capture('/api/v1/search/search', { ...body, packing: 'evidence' })).request as orchestrator.AssembleContextRequest);
+    expect(compat.stats).not.toHaveProperty('packing');
+    expect(evidence.stats.packing).toBe('evidence');
+    expect(evidence.stats.used_tokens as number).toBeLessThanOrEqual(1200);
+    // Compat fills its quota slots whatever they score; evidence serves what compat served above
+    // its relevance floor (and more), and nothing below it.
+    const floor = (evidence.stats.evidence as { relevance_floor: number }).relevance_floor;
+    const served = new Set(evidence.entries.map((e) => e.uri));
+    for (const e of compat.entries) if (e.score >= floor) expect(served.has(e.uri)).toBe(true);
+    for (const e of evidence.entries) expect(e.score).toBeGreaterThanOrEqual(floor);
+    expect(evidence.entries.filter((e) => e.detail === 'uri')).toEqual([]);
+  });
+
   it('runs retrieve in process from the captured request', async () => {
     const call = await capture.capture('/api/v1/retrieve', { query: 'deployment rollout canary' });
     expect(call.method).toBe('retrieve');

@@ -51,13 +51,44 @@ export function idOfUri(uri: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+/** Run `fn` over `items` with at most `concurrency` in flight. */
+export async function pool<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.max(1, concurrency) }, async () => {
       while (next < items.length) await fn(items[next++]!);
     }),
   );
+}
+
+/** Outcome of {@link writeMadialArchives}. */
+export interface ArchiveWrites {
+  docs: number;
+  errors: number;
+  firstError?: string;
+}
+
+/**
+ * Write both languages' archives through the gateway, once per pool: each memory as
+ * `viking://user/<u>/memories/events/madial-<id>.md` (text = the event) in the (language, pool)
+ * account, `wait: true`.
+ */
+export async function writeMadialArchives(client: JsonClient, sets: Record<MadialLang, MadialSet>, pools: readonly Pool[], concurrency: number): Promise<ArchiveWrites> {
+  let errors = 0;
+  let docs = 0;
+  let firstError: string | undefined;
+  const writes = (['en', 'zh'] as const).flatMap((lang) =>
+    pools.flatMap((p) => sets[lang].memories.map((m) => ({ account: poolAccount(lang, p), user: poolUser(lang, p, m.user), uri: `viking://user/${poolUser(lang, p, m.user)}/memories/events/madial-${m.id}.md`, content: m.text }))),
+  );
+  await pool(writes, concurrency, async (w) => {
+    const r = await client.post('/api/v1/content/write', { uri: w.uri, content: w.content, mode: 'replace', wait: true }, { 'X-OpenViking-Account': w.account, 'X-OpenViking-User': w.user });
+    docs++;
+    if (r.status !== 200) {
+      errors++;
+      firstError ??= `write ${w.uri}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+    }
+  });
+  return { docs, errors, ...(firstError ? { firstError } : {}) };
 }
 
 /** Whether the dataset is present. */
@@ -70,20 +101,10 @@ export async function measureMadial(client: JsonClient, dir: string, opts: { con
   const sets: Record<MadialLang, MadialSet> = { en: loadMadial(dir, 'en'), zh: loadMadial(dir, 'zh') };
   const pools = opts.pools ?? (['user', 'all'] as const);
   const concurrency = opts.concurrency ?? 8;
-  let writeErrors = 0;
-  let written = 0;
-  let firstError: string | undefined;
-  const writes = (['en', 'zh'] as const).flatMap((lang) =>
-    pools.flatMap((p) => sets[lang].memories.map((m) => ({ account: poolAccount(lang, p), user: poolUser(lang, p, m.user), uri: `viking://user/${poolUser(lang, p, m.user)}/memories/events/madial-${m.id}.md`, content: m.text }))),
-  );
-  await pool(writes, concurrency, async (w) => {
-    const r = await client.post('/api/v1/content/write', { uri: w.uri, content: w.content, mode: 'replace', wait: true }, { 'X-OpenViking-Account': w.account, 'X-OpenViking-User': w.user });
-    written++;
-    if (r.status !== 200) {
-      writeErrors++;
-      firstError ??= `write ${w.uri}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
-    }
-  });
+  const w = await writeMadialArchives(client, sets, pools, concurrency);
+  let firstError = w.firstError;
+  const written = w.docs;
+  const writeErrors = w.errors;
 
   const lat: number[] = [];
   let searchErrors = 0;

@@ -4,6 +4,7 @@
  * measurement), and the short tables printed to the terminal and pasted into the README.
  */
 import type { BudgetHonesty } from './budget';
+import type { EvidenceReport, EvidenceRow } from './evidence';
 import type { IngestResult } from './ingest';
 import type { HopCosts, LatencyResult, StoreLegs } from './latency';
 import type { MadialReport } from './madial';
@@ -58,6 +59,8 @@ export interface BenchReport {
   ingest?: { embedded?: IngestResult; nats?: IngestResult; errors?: string[] };
   budget?: BudgetHonesty & { nodes: number };
   madial?: MadialReport;
+  /** Evidence recall of both packings on MADial, beside the list baseline. */
+  evidence?: EvidenceReport;
   startup?: { runs: StartupRun[]; healthyMsMedian: number | null; idleRssMiBMedian: number | null };
   /** Dense-only search at the largest size with smaller and larger vectors (synthetic indexes). */
   denseByDimension?: { nodes: number; byDimension: Record<string, Summary> };
@@ -137,8 +140,64 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
   rows.push(atMost('exact-latency', 'o200k_base at ≤ 1.2× the latency of the estimate', b?.latency.ratioP50, 1.2, '×', 'p50 ratio, same requests side by side'));
   rows.push({ id: 'estimator-error-en', target: 'report the estimator error vs exact o200k (English)', measured: b ? b.entryError.en.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.en.meanSigned)}, p95 |err| ${fmt(b.entryError.en.p95Abs)}, undercounts ${fmt(b.entryError.en.underestimateShare)} of ${b.entryError.en.samples} entries` : 'not measured' });
   rows.push({ id: 'estimator-error-zh', target: 'report the estimator error vs exact o200k (Chinese)', measured: b ? b.entryError.zh.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.zh.meanSigned)}, p95 |err| ${fmt(b.entryError.zh.p95Abs)}, undercounts ${fmt(b.entryError.zh.underestimateShare)} of ${b.entryError.zh.samples} entries` : 'not measured' });
+  rows.push(...evidenceTargets(r.evidence));
   rows.push(atLeast('madial-r5-zh', 'MADial-Bench recall@5 ≥ 0.59 (Chinese, built-in lexical embedder)', r.madial?.ctxmesh.user.zh?.recall5, 0.59, '', 'per-user pool (the baselines\' protocol), through /find'));
   rows.push(atLeast('madial-r5-en', 'MADial-Bench recall@5 ≥ 0.55 (English, built-in lexical embedder)', r.madial?.ctxmesh.user.en?.recall5, 0.55, '', 'per-user pool (the baselines\' protocol), through /find'));
+  return rows;
+}
+
+/** A row of the evidence table by its coordinates. */
+function evidenceRow(rows: readonly EvidenceRow[], x: Omit<EvidenceRow, 'arm' | 'cases' | 'recall' | 'precision' | 'precisionPerCase' | 'tokens' | 'entries' | 'uriShare' | 'p50Ms' | 'errors'>, arm: EvidenceRow['arm']): EvidenceRow | undefined {
+  return rows.find((y) => y.lang === x.lang && y.pool === x.pool && y.body === x.body && y.budget === x.budget && y.arm === arm);
+}
+
+/**
+ * The evidence targets (issue 11): recall and precision at least the list baseline's in every
+ * configuration, twice compat's recall with the plugin body at 1600 tokens, at most 5 % bare
+ * URIs, and the evidence p50 within 1.2× compat's on the same requests.
+ */
+export function evidenceTargets(e: EvidenceReport | undefined): TargetRow[] {
+  const rows = e?.rows ?? [];
+  const ev = rows.filter((x) => x.arm === 'evidence');
+  const gap = (metric: 'recall' | 'precision') => {
+    const d = ev.map((x) => {
+      const b = evidenceRow(rows, x, 'baseline');
+      return b ? x[metric] - b[metric] : null;
+    });
+    const v = d.filter((x): x is number => x !== null && Number.isFinite(x));
+    return v.length ? Math.min(...v) : null;
+  };
+  const worst = (metric: 'recall' | 'precision') => {
+    let w: EvidenceRow | undefined;
+    for (const x of ev) {
+      const b = evidenceRow(rows, x, 'baseline');
+      if (b && (!w || x[metric] - b[metric] < w[metric] - evidenceRow(rows, w, 'baseline')![metric])) w = x;
+    }
+    return w ? `lowest at ${w.lang}/${w.pool}/${w.body}/${w.budget}` : 'not measured';
+  };
+  const plugin = ev.filter((x) => x.body === 'plugin' && x.budget === 1600);
+  const ratios = plugin.map((x) => {
+    const c = evidenceRow(rows, x, 'compat');
+    if (!c) return null;
+    return c.recall > 0 ? x.recall / c.recall : x.recall > 0 ? Infinity : null;
+  });
+  const rv = ratios.filter((x): x is number => x !== null);
+  const uriShare = ev.length ? Math.max(...ev.map((x) => x.uriShare)) : null;
+  return [
+    atLeast('evidence-recall', 'evidence recall ≥ the list-packing baseline (every budget, language, body, pool)', gap('recall'), 0, 'Δ recall (min)', `MADial, 400/1600/4000 tokens; ${worst('recall')}`),
+    atLeast('evidence-plugin-2x', 'evidence recall ≥ 2 × compat with the plugin body at 1600 tokens', rv.length ? Math.min(...rv) : null, 2, '× compat (min)', 'both languages and pools (a compat recall of 0 is not a ratio and is left out)'),
+    atMost('evidence-uri-share', 'bare-URI entries ≤ 5 % of served entries (evidence)', uriShare, 0.05, 'share (max)', 'every evidence configuration'),
+    atLeast('evidence-precision', 'evidence precision ≥ the list-packing baseline', gap('precision'), 0, 'Δ precision (min)', `gold entries with text / entries served; ${worst('precision')}`),
+    atMost('evidence-p50', 'evidence p50 ≤ 1.2 × compat on the same requests', e?.latency.ratio, 1.2, '×', 'every context request of the section, compat and evidence alternating'),
+  ];
+}
+
+/** Rows of the evidence table. */
+export function evidenceRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['lang', 'pool', 'body', 'budget', 'packing', 'recall', 'precision', 'tokens used', 'entries', 'bare URIs', 'p50 ms']];
+  for (const x of r.evidence?.rows ?? []) {
+    rows.push([x.lang, x.pool, x.body, String(x.budget), x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.recall, 3), fmt(x.precision, 3), fmt(x.tokens), fmt(x.entries), `${fmt(100 * x.uriShare, 1)} %`, fmt(x.p50Ms)]);
+  }
   return rows;
 }
 
@@ -254,6 +313,7 @@ export function textSummary(r: BenchReport): string {
     textTable(latencyRows(r)),
     textTable(throughputRows(r)),
     textTable(madialRows(r)),
+    ...(r.evidence ? [textTable(evidenceRows(r))] : []),
     textTable(targetRows(r)),
   ];
   if (r.notes.length) parts.push(r.notes.map((n) => `note: ${n}`).join('\n'));
@@ -270,6 +330,7 @@ export function markdownSummary(r: BenchReport): string {
     markdownTable(latencyRows(r)),
     markdownTable(throughputRows(r)),
     markdownTable(madialRows(r)),
+    ...(r.evidence ? [markdownTable(evidenceRows(r))] : []),
     ...(r.notes.length ? [r.notes.map((n) => `- ${n}`).join('\n')] : []),
   ].join('\n\n');
 }

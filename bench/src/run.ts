@@ -10,7 +10,7 @@
  *   npm run bench -- --only latency,budget --sizes 1000
  *   npm run bench -- --markdown       print the README tables of the last report and exit
  *
- * Sections: startup, madial, ingest, latency, budget, throughput (see README.md).
+ * Sections: startup, madial, evidence, ingest, latency, budget, throughput (see README.md).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,13 +30,14 @@ import { ingestThroughGateway } from './ingest';
 import { inProcessKernel } from './inproc';
 import { ENDPOINTS, measureDenseByDimension, measureHops, measureLatency, measureStoreLegs } from './latency';
 import { bulkLoad } from './load';
+import { measureEvidence } from './evidence';
 import { madialAvailable, measureMadial } from './madial';
 import { evaluateTargets, fmt, markdownSummary, medianOf, textSummary, type BenchReport, type SizeResult } from './report';
 import { measureStartup } from './startup';
 import { runLoad, type ThroughputRun } from './throughput';
 
 /** Sections of a run. */
-export const SECTIONS = ['startup', 'madial', 'ingest', 'latency', 'budget', 'throughput'] as const;
+export const SECTIONS = ['startup', 'madial', 'evidence', 'ingest', 'latency', 'budget', 'throughput'] as const;
 
 /** A section name. */
 export type Section = (typeof SECTIONS)[number];
@@ -327,6 +328,18 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
         report.madial = await withMesh(meshEnv(join(scratch, 'madial')), (_mesh, client) => measureMadial(client, o.madialDir));
         const m = report.madial;
         log(`madial: recall@5 en ${fmt(m.ctxmesh.user.en?.recall5, 3)}, zh ${fmt(m.ctxmesh.user.zh?.recall5, 3)} (per-user pool)`);
+      });
+    }
+
+    if (on('evidence')) {
+      await section('evidence', async () => {
+        if (!madialAvailable(o.madialDir)) throw new Error(`MADial-Bench not found in ${o.madialDir} (set --madial or MADIAL_DIR)`);
+        log(`evidence: MADial archives, ${o.quick ? 'the first 40' : 'every'} test dialogue × 3 budgets × 2 bodies × 2 packings, and the list baseline`);
+        report.evidence = await withMesh(meshEnv(join(scratch, 'evidence')), (_mesh, client) =>
+          measureEvidence(client, o.madialDir, { cases: o.quick ? 40 : undefined, log }),
+        );
+        const r = (lang: string, arm: string) => report.evidence!.rows.find((x) => x.lang === lang && x.pool === 'user' && x.body === 'plugin' && x.budget === 1600 && x.arm === arm)?.recall;
+        log(`evidence: plugin body at 1600, per-user pool: recall en ${fmt(r('en', 'compat'), 3)} → ${fmt(r('en', 'evidence'), 3)} (baseline ${fmt(r('en', 'baseline'), 3)}), zh ${fmt(r('zh', 'compat'), 3)} → ${fmt(r('zh', 'evidence'), 3)} (baseline ${fmt(r('zh', 'baseline'), 3)})`);
       });
     }
 

@@ -4,9 +4,9 @@
  * estimator, tag neutralisation, body de-dup and citations, and change how the budget is
  * spent, so that a block carries as much evidence as its budget allows:
  *
- * 1. **Relevance floor.** A candidate whose ranked score is below {@link relevanceFloor} of the
- *    best hit of the request (cooled and excluded hits count for "best") is not served, however
- *    much room is left: a block may end early.
+ * 1. **Relevance floor.** A candidate whose ranked score is below {@link relevanceFloor} (a
+ *    quarter of the best hit of the request; cooled and excluded hits count for "best") is not
+ *    served, however much room is left: a block may end early.
  * 2. **Breadth at the cheapest text.** Candidates are placed in rank order at their cheapest
  *    text tier (a `detail` pin is tried first, then the cheaper tiers), never as a bare URI and
  *    never truncated; one that does not fit yields to later, shorter ones. While the block holds
@@ -34,10 +34,17 @@ import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, 
 import { resolveTokenizer } from './tokens';
 
 /**
- * Relevance floor as a share of the best hit's ranked score: a candidate scoring less than
- * half of the best is "far less relevant" and is not served just because room is left.
+ * Relevance floor as a share of the best hit's ranked score: a candidate scoring less than a
+ * quarter of the best is "far less relevant" and is not served just because room is left.
+ *
+ * Why a quarter: the floor is there to keep unrelated text out (scores are calibrated so that
+ * unrelated documents sit well below 0.35 — the ≈ 0.03 hits served after dedup cooled a 0.6
+ * match), not to second-guess weak evidence. On MADial-Bench with the built-in lexical
+ * embedder, gold memories sit as low as 0.36 × the best inside a plain list's top 19; a floor
+ * at half the best cost up to 0.10 of recall on the whole-archive pool, a third 0.003, a
+ * quarter nothing (bench `evidence` section).
  */
-export const EVIDENCE_RELEVANCE_RATIO = 0.5;
+export const EVIDENCE_RELEVANCE_RATIO = 0.25;
 
 /** Most candidates the evidence packing considers (gathering never widens past it). */
 export const EVIDENCE_MAX_CANDIDATES = 200;

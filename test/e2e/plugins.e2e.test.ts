@@ -707,7 +707,8 @@ describe('plugins against the mesh without a model', () => {
     expect(run.sent[1].body).toBe('{"query":"what did we deploy?","mode":"context","purpose":"coding","score_threshold":0.35,"session_id":"cc-s3","dedup_turns":5,"rewrite":true,"rewrite_max_bullets":3}');
     const r = (run.context as { result: any }).result;
     expect(r.stats.rewrite).toBe('ok');
-    expect(r.stats.rewrite_engine).toBe('extractive');
+    // The plugin's body uses no addition: exactly the contract's stats keys (issue 11 item 4).
+    expect(r.stats).not.toHaveProperty('rewrite_engine');
     const lines = r.digest.split('\n');
     expect(lines[0]).toBe('OpenViking memory digest:');
     expect(lines.length).toBeGreaterThan(1);
@@ -917,7 +918,7 @@ describe('plugins against the mesh with a scripted model', () => {
     const digestPrompt = model.requests.find((q) => q.kind === 'digest')!;
     expect(digestPrompt.prompt).toContain(r.rendered);
     expect(r.stats.rewrite).toBe('ok');
-    expect(r.stats.rewrite_engine).toBe('model');
+    expect(r.stats).not.toHaveProperty('rewrite_engine');
     expect(r.stats.rewrite_usage).toEqual({ prompt_tokens: 120, completion_tokens: 30 });
     expect(r.digest).toBe(`OpenViking memory digest:\n${FakeModel.citedDigest(digestPrompt.prompt)}`);
     expect(additionalContext(run.stdout)).toBe(wrapContext(r.digest));

@@ -278,9 +278,21 @@ describe('assembleContext', () => {
     const { ports } = fakePorts({ digest: { status: 'failed', digest: '', engine: 'extractive' } });
     const out = await run(request({ rewrite: 'on' }), ports);
     expect(out.stats.rewrite).toBe('failed');
-    expect(out.stats.rewrite_engine).toBe('extractive');
     expect(out.rendered).toContain('<memory uri=');
     expect(out.digest).toBe('');
+  });
+
+  it('gives a request using no addition exactly the contract\'s stats keys, even with a rewrite; rewrite_engine comes with an addition', async () => {
+    const contractKeys = ['searched', 'candidates', 'excluded', 'origins', 'peer_scope', 'quotas', 'max_tokens', 'used_tokens', 'per_entry_cap', 'returned', 'dropped', 'deduped', 'detail', 'tier_counts', 'fill', 'purpose', 'query_expansion', 'planned_queries', 'score_threshold', 'other_peer_penalties', 'rewrite', 'rewrite_usage', 'dedup'];
+    for (const engine of ['extractive', 'model']) {
+      const plain = await run(request({ rewrite: 'on' }), fakePorts({ digest: { status: 'ok', digest: 'OpenViking memory digest:\n- x source: viking://resources/docs/api.md', engine } }).ports);
+      expect(plain.stats.rewrite).toBe('ok');
+      expect(Object.keys(plain.stats)).toEqual(contractKeys);
+    }
+    for (const addition of [{ timeBudgetMs: 60_000 }, { tokenizer: 'o200k_base' }, { packing: 'evidence' }] as const) {
+      const out = await run(request({ rewrite: 'on', ...addition }), fakePorts({ digest: { status: 'failed', digest: '', engine: 'extractive' } }).ports);
+      expect(out.stats.rewrite_engine).toBe('extractive');
+    }
   });
 
   it('appends ignored last, and stage stats only when a time budget was sent', async () => {

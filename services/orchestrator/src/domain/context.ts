@@ -361,7 +361,10 @@ export async function assembleContext(
     dedup,
   });
   if (req.ignored.length > 0) stats.ignored = req.ignored;
-  if (rewriteEngine && rewrite !== 'off') stats.rewrite_engine = rewriteEngine;
+  // A request that uses no addition gets exactly the contract's keys: which engine wrote the
+  // digest is ctxmesh's own detail, shown only beside the additions a request did use.
+  const usesAddition = (req.tokenizer !== '' && req.tokenizer !== 'estimate') || packing !== DEFAULT_PACKING || req.timeBudgetMs > 0;
+  if (usesAddition && rewriteEngine && rewrite !== 'off') stats.rewrite_engine = rewriteEngine;
   if (req.tokenizer && req.tokenizer !== 'estimate') stats.tokenizer = req.tokenizer;
   if (packing !== DEFAULT_PACKING) {
     stats.packing = packing;

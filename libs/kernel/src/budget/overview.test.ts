@@ -167,6 +167,19 @@ describe('firstParagraph', () => {
 });
 
 describe('prepareTierTexts', () => {
+  it('keeps the \\r of a CRLF heading tree\'s last heading before the blank line, as the reference does (issue 11 item 4)', () => {
+    // The reference reads the heading tree from the decoded body (§4.1: only `full` is the
+    // trimmed body), so a last heading line ending in CRLF keeps its "\r"; only the result is trimmed.
+    const raw = 'Intro para.\r\n\r\n# Title\r\n## Install\r\n';
+    const t = prepareTierTexts({ uri: 'viking://resources/docs/crlf.md' }, raw);
+    expect(t.overview).toBe('# Title\r\n  ## Install\r\n\nIntro para.');
+    expect(t.full).toBe('Intro para.\r\n\r\n# Title\r\n## Install');
+    // The same tree with LF line ends has nothing to keep.
+    expect(prepareTierTexts({ uri: 'viking://resources/docs/lf.md' }, raw.replace(/\r/g, '')).overview).toBe('# Title\n  ## Install\n\nIntro para.');
+    // A memory body is trimmed before any tier is read (§4.1), so its tree ends without "\r".
+    expect(prepareTierTexts({ uri: 'viking://user/u/memories/entities/crlf.md' }, raw).overview).toBe('# Title\r\n  ## Install\n\nIntro para.');
+  });
+
   it('serves a directory from its sidecar and never has full', () => {
     const t = prepareTierTexts({ uri: DIR, is_directory: true }, '---\ndirectory: "viking://resources/docs/"\n---\nAll docs.');
     expect(t).toEqual({ overview: 'All docs.', full: '' });

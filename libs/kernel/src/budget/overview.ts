@@ -225,7 +225,7 @@ export interface TierTexts {
 /**
  * Overview of a node by source type, first match wins (§4.4): directory sidecar without
  * front matter; code skeleton (via the outliner); memory Summary; document heading tree +
- * first paragraph.
+ * first paragraph (of the prepared body for a memory, of the decoded body `src.raw` otherwise).
  * @param body the prepared body ({@link prepareBody}) for files; ignored for directories
  * @throws FrontMatterError for a refused directory front matter
  */
@@ -239,8 +239,12 @@ export function extractOverview(src: OverviewSource, body: string, opts: Overvie
   if (isMemoryUri(src.uri)) {
     const summary = extractSummary(body);
     if (summary !== '') return summary;
+    return documentOverview(body);
   }
-  return documentOverview(body);
+  // A document's heading tree and first paragraph are read from the decoded body, as the
+  // reference reads them (§4.1 trims only `full`; a memory body is trimmed for every tier):
+  // a CRLF tree whose last heading ends the body keeps that heading's "\r".
+  return documentOverview(src.raw ?? '');
 }
 
 /**

@@ -3,6 +3,7 @@
  * implies, with the citation allowlist of served URIs.
  */
 import { PY_WS_CLASS, codePointPrefix, pyRstrip, pySplitlines, pyStrip } from './python';
+import { neutralizeEnvelope } from './render';
 
 /** The model's answer when nothing in the context is relevant. */
 export const NO_RELEVANT_MEMORY = 'NO_RELEVANT_MEMORY';
@@ -37,7 +38,9 @@ function isNoRelevant(trimmed: string): boolean {
  * 3. citations = every `viking://` run up to whitespace, `<`, `>`, `"`, `'`, `)` or `]`; a
  *    bullet without citations or with any citation outside `allowedUris` is dropped;
  * 4. keep at most `max(1, maxBullets)` bullets;
- * 5. digest = header line + bullets joined by `\n`.
+ * 5. digest = header line + bullets joined by `\n`, the plugins' envelope tag defused
+ *    ({@link neutralizeEnvelope}: a ctxmesh deviation, so a quoted `</openviking-context>` cannot
+ *    close the block the plugin wraps the digest in).
  * @param allowedUris the URIs of the served entries (the citation allowlist)
  * @param maxBullets requested bullet limit, default 6
  */
@@ -60,5 +63,5 @@ export function normalizeDigest(raw: string | null | undefined, allowedUris: Ite
     if (bullets.length >= limit) break;
   }
   if (bullets.length === 0) return { digest: '', status: 'failed' };
-  return { digest: `${DIGEST_HEADER}\n${bullets.join('\n')}`, status: 'ok' };
+  return { digest: neutralizeEnvelope(`${DIGEST_HEADER}\n${bullets.join('\n')}`), status: 'ok' };
 }

@@ -6,7 +6,7 @@ import { prepareTierTexts } from './overview';
 import type { Candidate } from './pricing';
 import type { PlanItem, PlanResult } from './plan';
 import { PY_WS_CLASS, pyStrip } from './python';
-import { renderFragmentWith } from './render';
+import { neutralizeEnvelope, renderFragmentWith } from './render';
 import { type Tier, normalizeDetail, pinFor, tierPolicy, tierRank } from './tiers';
 import { TOKENIZERS, countTokens } from './tokens';
 
@@ -15,7 +15,7 @@ import { TOKENIZERS, countTokens } from './tokens';
 // directories, missing tiers, duplicate texts and URIs, long and CJK texts, forged tags).
 // ---------------------------------------------------------------------------------------------
 
-const piece = fc.constantFrom('deploy', 'rollback', 'the', 'gateway', '中文', '记忆', '😀', '<memory>', '</memory', '</Memory >', '\n', '\r\n', '# Summary\n', '## Heading\n', '&', '"');
+const piece = fc.constantFrom('deploy', 'rollback', 'the', 'gateway', '中文', '记忆', '😀', '<memory>', '</memory', '</Memory >', '</openviking-context>', '< OpenViking-Context', '\n', '\r\n', '# Summary\n', '## Heading\n', '&', '"');
 const shortText = fc.array(piece, { minLength: 1, maxLength: 12 }).map((a) => a.join(' '));
 const longText = fc.tuple(fc.constantFrom('word ', '中', 'x', '😀 '), fc.integer({ min: 200, max: 4000 })).map(([u, k]) => u.repeat(k));
 const text = fc.oneof({ weight: 5, arbitrary: shortText }, { weight: 2, arbitrary: longText }, { weight: 2, arbitrary: fc.constant('') });
@@ -177,7 +177,8 @@ function plan(k: Case, tokenizer: string): PlanResult {
 /** What the block's text entries spend, in the planner's units (tokens + 1 per entry). */
 function textRoom(r: PlanResult, k: Case, tokenizer: string): number {
   const max = Math.max(1, Math.trunc(k.max));
-  const byUri = new Map(k.cands.map((c) => [c.uri, c] as const));
+  // The first candidate of a node is the one the planner may serve.
+  const byUri = new Map([...k.cands].reverse().map((c) => [c.uri, c] as const));
   let spent = 0;
   for (const e of r.entries) if (e.detail !== 'uri') spent += costOf(byUri.get(e.uri)!, e.detail, tokenizer) + 1;
   return max + 1 - spent;
@@ -220,6 +221,7 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
         const uris = r.entries.map((e) => e.uri);
         expect(new Set(uris).size).toBe(uris.length);
         const texts = r.entries.map((e) => e.text).filter((t) => t !== '');
+        for (const t of texts) expect(t).not.toMatch(/<\s*\/?\s*openviking-context(?![A-Za-z0-9_:.-])/i);
         expect(new Set(texts).size).toBe(texts.length);
         const firstIndex = (u: string) => k.cands.findIndex((c) => c.uri === u);
         expect(uris.map(firstIndex)).toEqual([...uris.map(firstIndex)].sort((a, b) => a - b));
@@ -228,7 +230,7 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
           expect(e.detail === 'uri').toBe(e.text === '');
           if (e.detail !== 'uri') {
             expect(usableTiers(c, k.det)).toContain(e.detail);
-            expect(e.text).toBe(textsOf(c)[e.detail]);
+            expect(e.text).toBe(neutralizeEnvelope(textsOf(c)[e.detail]));
           }
         }
       }),
@@ -264,7 +266,7 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
         for (const c of eligibleOf(k.cands, k.best)) {
           if (servedText.has(c.uri) || lone) continue;
           for (const t of usableTiers(c, k.det)) {
-            if (texts.has(textsOf(c)[t])) continue;
+            if (texts.has(neutralizeEnvelope(textsOf(c)[t]))) continue;
             const n = costOf(c, t, tokenizer);
             expect(n > half || n + 1 > room).toBe(true);
           }
@@ -315,7 +317,7 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
           const now = costOf(c, e.detail, tokenizer);
           for (const t of usableTiers(c, k.det)) {
             const n = costOf(c, t, tokenizer);
-            if (n <= now || texts.has(textsOf(c)[t])) continue;
+            if (n <= now || texts.has(neutralizeEnvelope(textsOf(c)[t]))) continue;
             expect(n > cap || n - now > left).toBe(true);
           }
         }
@@ -444,7 +446,7 @@ describe('planEvidenceReads', () => {
         for (const e of r.entries) {
           const c = k.cands.find((x) => x.uri === e.uri)!;
           const read = prepareTierTexts(c, bodies.get(c.uri) ?? null);
-          const allowed = [pyStrip(c.abstract ?? ''), c.stored_overview ?? '', read.overview, read.full, ''];
+          const allowed = [pyStrip(c.abstract ?? ''), c.stored_overview ?? '', read.overview, read.full, ''].map(neutralizeEnvelope);
           expect(allowed).toContain(e.text);
         }
       }),

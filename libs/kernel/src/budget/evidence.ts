@@ -29,7 +29,7 @@
 import type { CandidateFate, FateReason } from './packing';
 import { type PlanItem, type PlanOptions, type PlanResult, type PlanStats, type ReadPlan, type ReadRequest, coerceMaxTokens, contentUriOf, tierCostsOf } from './plan';
 import { type Candidate, FragmentPricer, type Slot, fragmentOf, slotFor, tokensOf } from './pricing';
-import type { ContextEntry } from './render';
+import { type ContextEntry, neutralizeEnvelope } from './render';
 import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, tierRank } from './tiers';
 import { resolveTokenizer } from './tokens';
 
@@ -215,18 +215,20 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   let spent = 0;
   const room = () => max + 1 - spent;
   const placed = new Map<number, Placement>();
+  // Texts served, as the reader sees them (body de-dup on the served text, envelope defused).
   const usedTexts = new Map<string, number>();
+  const served = (i: number, t: Tier) => neutralizeEnvelope(slots[i].texts[t]);
   const place = (i: number, tier: Tier) => {
     const tokens = costOf(i, tier);
     placed.set(i, { tier, tokens });
     spent += tokens + 1;
-    if (tier !== 'uri') usedTexts.set(slots[i].texts[tier], i);
+    if (tier !== 'uri') usedTexts.set(served(i, tier), i);
   };
   /** First usable tier of `i` costing at most `limit` tokens (and the half-block cap). */
   const breadthTier = (i: number, limit: number, cap: number): Tier | null => {
     for (const t of tiersOf[i]) {
       const c = costOf(i, t);
-      if (c <= cap && c <= limit && !usedTexts.has(slots[i].texts[t])) return t;
+      if (c <= cap && c <= limit && !usedTexts.has(served(i, t))) return t;
     }
     return null;
   };
@@ -287,10 +289,10 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
       changed = false;
       for (const i of order()) {
         const p = placed.get(i)!;
-        const current = slots[i].texts[p.tier];
+        const current = served(i, p.tier);
         const next = tiersOf[i]
           .filter((t) => {
-            const text = slots[i].texts[t];
+            const text = served(i, t);
             const owner = usedTexts.get(text);
             return costOf(i, t) > p.tokens && text !== current && (owner === undefined || owner === i);
           })
@@ -327,7 +329,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     if (fate[i] !== null) continue;
     if (placed.has(i)) fate[i] = 'served';
     else {
-      const texts = tiersOf[i].map((t) => slots[i].texts[t]);
+      const texts = tiersOf[i].map((t) => served(i, t));
       fate[i] = texts.length > 0 && texts.every((t) => usedTexts.has(t)) ? 'deduped' : 'budget';
     }
   }
@@ -338,7 +340,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   for (const i of order()) {
     const p = placed.get(i)!;
     const c = slots[i].candidate;
-    entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text: slots[i].texts[p.tier], origin: c.origin });
+    entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text: neutralizeEnvelope(slots[i].texts[p.tier]), origin: c.origin });
     fragments.push(fragmentOf(slots[i], p.tier, 'strict'));
     tierCounts[p.tier] = (tierCounts[p.tier] ?? 0) + 1;
   }

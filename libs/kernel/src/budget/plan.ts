@@ -6,7 +6,7 @@
  */
 import type { TierTexts } from './overview';
 import type { CandidateFate, TierCosts } from './packing';
-import { type ContextEntry, completeFragment, fragmentHead } from './render';
+import { type ContextEntry, completeFragment, fragmentHead, neutralizeEnvelope } from './render';
 import { type Candidate, FragmentPricer, type Slot, slotFor, tokensOf } from './pricing';
 import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, tierRank } from './tiers';
 import { resolveTokenizer } from './tokens';
@@ -260,7 +260,7 @@ export function planAndRenderWith(pricer: FragmentPricer, items: readonly PlanIt
   for (const p of placed) {
     const c = p.slot.candidate;
     const text = p.slot.texts[p.tier];
-    entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text, origin: c.origin });
+    entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text: neutralizeEnvelope(text), origin: c.origin });
     fragments.push(completeFragment(fragmentHead(c.uri, c.category, c.score, p.tier), text));
     tierCounts[p.tier] = (tierCounts[p.tier] ?? 0) + 1;
   }

@@ -1,4 +1,4 @@
-import { escapeAttr, fragmentHead, neutralizeTags, renderEntries, renderFragment, renderFragmentWith } from './render';
+import { escapeAttr, fragmentHead, neutralizeEnvelope, neutralizeTags, renderEntries, renderFragment, renderFragmentWith } from './render';
 
 describe('escapeAttr', () => {
   it('escapes & " < in that order and keeps > and \'', () => {
@@ -40,6 +40,30 @@ describe('neutralizeTags', () => {
 
   it.each([['<memoryX>'], ['< memory>'], ['<memory\ufeffx'], ['<\\memory>'], ['<memories>'], ['<memory-x']])('leaves %j alone', (input) => {
     expect(neutralizeTags(input)).toBe(input);
+  });
+});
+
+describe('neutralizeEnvelope (issue 12 item 7)', () => {
+  it.each([
+    ['</openviking-context>', '<\\/openviking-context>'],
+    ['<openviking-context>', '<\\openviking-context>'],
+    ['</OpenViking-Context >', '<\\/openviking-context >'],
+    ['< / openviking-context>', '<\\/openviking-context>'],
+    ['<\topenviking-context source="x">', '<\\openviking-context source="x">'],
+    ['a </openviking-context', 'a <\\/openviking-context'],
+    ['</openviking-context\n', '<\\/openviking-context\n'],
+  ])('defuses %j', (input, want) => {
+    expect(neutralizeEnvelope(input)).toBe(want);
+  });
+
+  it.each([['<openviking-contexts>'], ['<openviking-context-x>'], ['openviking-context'], ['<\\/openviking-context>']])('leaves %j alone', (input) => {
+    expect(neutralizeEnvelope(input)).toBe(input);
+  });
+
+  it('is part of the body neutralisation in both modes, beside <memory', () => {
+    for (const mode of ['reference', 'strict'] as const) {
+      expect(neutralizeTags('x </openviking-context> <memory>', mode)).toBe('x <\\/openviking-context> <\\memory>');
+    }
   });
 });
 

@@ -28,15 +28,32 @@ export type Neutralization = 'reference' | 'strict';
 const FORGED_TAG = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>])`, 'gi');
 const FORGED_TAG_STRICT = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>]|$)`, 'gi');
 
+// The plugins' envelope tag: `<` and an optional `/`, with any whitespace around the slash,
+// then `openviking-context` in any case, not followed by another tag-name character.
+const ENVELOPE_TAG = new RegExp(`<[${PY_WS_CLASS}]*(/?)[${PY_WS_CLASS}]*openviking-context(?![A-Za-z0-9_:.\\-])`, 'gi');
+
 /**
- * Defuse forged `<memory …>`/`</memory>` tags in a body: each becomes `<\memory`/`<\/memory`
- * with the word lower-cased, so the only real tags in `rendered` are the entries' own.
- * `<memoryX>` and `< memory>` are not tags and stay as they are.
- * @param mode `reference` (compat, byte-identical to the reference) or `strict` @default "reference"
+ * Defuse the harness plugins' own envelope tag in served text (a ctxmesh deviation listed in
+ * the contract's header, beside §6.1): every `<openviking-context` / `</openviking-context`
+ * (case-insensitive, whitespace tolerated after `<` and around `/`) becomes
+ * `<\openviking-context` / `<\/openviking-context`, so stored text cannot close the block a
+ * plugin wraps around `rendered` or `digest`. `<openviking-contexts>` is another tag and stays.
+ */
+export function neutralizeEnvelope(text: string): string {
+  if (!text.includes('<')) return text;
+  return text.replace(ENVELOPE_TAG, (_m, slash: string) => `<\\${slash}openviking-context`);
+}
+
+/**
+ * Defuse forged tags in a body: `<memory …>`/`</memory>` become `<\memory`/`<\/memory` with the
+ * word lower-cased, so the only real tags in `rendered` are the entries' own (`<memoryX>` and
+ * `< memory>` are not tags and stay as they are); and the plugins' envelope tag is defused as
+ * {@link neutralizeEnvelope} does, in both modes.
+ * @param mode `reference` (compat, byte-identical to the reference for `<memory`) or `strict` @default "reference"
  */
 export function neutralizeTags(body: string, mode: Neutralization = 'reference'): string {
   if (!body.includes('<')) return body;
-  return body.replace(mode === 'strict' ? FORGED_TAG_STRICT : FORGED_TAG, (_m, slash: string) => `<\\${slash}memory`);
+  return neutralizeEnvelope(body.replace(mode === 'strict' ? FORGED_TAG_STRICT : FORGED_TAG, (_m, slash: string) => `<\\${slash}memory`));
 }
 
 /** What a fragment shows of one entry. */
@@ -88,7 +105,10 @@ export interface ContextEntry {
   readonly score: number;
   /** Served tier. */
   readonly detail: Tier;
-  /** Tier text, raw (not neutralised); `""` for `uri`. */
+  /**
+   * Tier text as stored, `<memory` tags left as they are (§6.2), the plugins' envelope tag
+   * defused ({@link neutralizeEnvelope}); `""` for `uri`.
+   */
   readonly text: string;
   readonly origin: string;
 }

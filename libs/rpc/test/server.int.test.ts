@@ -38,7 +38,7 @@ afterAll(() => closeHealthClients());
 
 describe('rpc server adapter', () => {
   it('LedgerService.RecordServed - no handler - UNIMPLEMENTED', async () => {
-    const srv = await startTestServer([mount({ beginTurn: async () => ({ status: 'ok', turn: 0, cooledUris: [] }) })]);
+    const srv = await startTestServer([mount({ beginTurn: async () => ({ status: 'ok', turn: 0, cooledUris: [], cooledTurns: [] }) })]);
     servers.push(srv);
     const client = connect(ledger.LedgerServiceClient, srv.address);
     const err = await new Promise<ServiceError | null>((r) =>
@@ -194,7 +194,7 @@ describe('rpc server adapter', () => {
       mount({
         beginTurn: async () => {
           await gate;
-          return { status: 'ok', turn: 7, cooledUris: [] };
+          return { status: 'ok', turn: 7, cooledUris: [], cooledTurns: [] };
         },
       }),
     ]);

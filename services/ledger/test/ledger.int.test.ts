@@ -51,6 +51,7 @@ function statsOf(dedupTurns: number, res: ledger.BeginTurnResponse) {
     status: res.status as BeginTurnOutcome['status'],
     turn: res.status === 'unavailable' ? null : res.turn,
     cooledUris: res.cooledUris,
+    cooledTurns: res.cooledTurns,
   };
   return dedupStats(dedupTurns, begun);
 }
@@ -76,7 +77,7 @@ function describeLedgerService(name: string, open: () => Promise<{ store: Ledger
       const c = 'viking://resources/docs/c.md';
 
       const t0 = await h.beginTurn({ sessionId, dedupTurns: 2 });
-      expect(t0).toEqual({ status: 'new', turn: 0, cooledUris: [] });
+      expect(t0).toEqual({ status: 'new', turn: 0, cooledUris: [], cooledTurns: [] });
       expect(statsOf(2, t0)).toEqual({ turns: 2, status: 'new', cooled: 0, turn: 0 });
       expect(await h.recordServed({ sessionId, dedupTurns: 2, turn: t0.turn, entries: [{ uri: a, detail: 'full' }, { uri: b, detail: 'uri' }] })).toEqual({
         status: 'ok',
@@ -84,13 +85,13 @@ function describeLedgerService(name: string, open: () => Promise<{ store: Ledger
 
       const t1 = await h.beginTurn({ sessionId, dedupTurns: 2 });
       // a was served at turn 0 (1 − 0 < 2); b was only a bare URI, which never cools.
-      expect(t1).toEqual({ status: 'ok', turn: 1, cooledUris: [a] });
+      expect(t1).toEqual({ status: 'ok', turn: 1, cooledUris: [a], cooledTurns: [0] });
       expect(statsOf(2, t1)).toEqual({ turns: 2, status: 'ok', cooled: 1, turn: 1 });
       await h.recordServed({ sessionId, dedupTurns: 2, turn: t1.turn, entries: [{ uri: c, detail: 'abstract' }] });
 
       const t2 = await h.beginTurn({ sessionId, dedupTurns: 2 });
       // a has cooled down (2 − 0 = 2); c was served at turn 1.
-      expect(t2).toEqual({ status: 'ok', turn: 2, cooledUris: [c] });
+      expect(t2).toEqual({ status: 'ok', turn: 2, cooledUris: [c], cooledTurns: [1] });
       expect(statsOf(2, t2)).toEqual({ turns: 2, status: 'ok', cooled: 1, turn: 2 });
     });
 
@@ -99,14 +100,14 @@ function describeLedgerService(name: string, open: () => Promise<{ store: Ledger
       const first = await h.beginTurn({ sessionId, dedupTurns: 0 });
       expect(first.status).toBe('off');
       expect(statsOf(0, first)).toEqual({ turns: 0, status: 'off', cooled: 0, turn: null });
-      expect(await h.beginTurn({ sessionId, dedupTurns: 3 })).toEqual({ status: 'ok', turn: 1, cooledUris: [] });
+      expect(await h.beginTurn({ sessionId, dedupTurns: 3 })).toEqual({ status: 'ok', turn: 1, cooledUris: [], cooledTurns: [] });
     });
 
     it('LedgerService.BeginTurn - same session id in another account - separate ledger - OK', async () => {
       const sessionId = `s-${randomUUID()}`;
       await h.beginTurn({ sessionId, dedupTurns: 1 });
       const t = await h.beginTurn({ sessionId, dedupTurns: 1, identity: identity('globex') });
-      expect(t).toEqual({ status: 'new', turn: 0, cooledUris: [] });
+      expect(t).toEqual({ status: 'new', turn: 0, cooledUris: [], cooledTurns: [] });
     });
 
     it('LedgerService.BeginTurn - no identity - INVALID_ARGUMENT', async () => {
@@ -128,7 +129,7 @@ function describeLedgerService(name: string, open: () => Promise<{ store: Ledger
       expect(await checkHealth(h.srv.address, '')).toBe(true);
       await fixture.breakStore();
       const t = await h.beginTurn({ sessionId, dedupTurns: 3 });
-      expect(t).toEqual({ status: 'unavailable', turn: 0, cooledUris: [] });
+      expect(t).toEqual({ status: 'unavailable', turn: 0, cooledUris: [], cooledTurns: [] });
       expect(statsOf(3, t)).toEqual({ turns: 3, status: 'unavailable', cooled: 0, turn: null });
       expect(await h.recordServed({ sessionId, dedupTurns: 3, turn: 0, entries: [{ uri: 'viking://resources/a.md', detail: 'full' }] })).toEqual({
         status: 'write_failed',

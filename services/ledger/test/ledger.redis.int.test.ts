@@ -43,7 +43,7 @@ describe('ledger domain on Redis', () => {
     const k = key();
     const begun = await beginTurn(store, { key: k, dedupTurns: 3 });
     await recordServed(store, { key: k, turn: begun.turn!, dedupTurns: 3, entries: [{ uri: 'u', detail: 'full' }], rewrite: 'no_relevant' });
-    expect(await beginTurn(store, { key: k, dedupTurns: 3 })).toEqual({ status: 'ok', turn: 1, cooledUris: [] });
+    expect(await beginTurn(store, { key: k, dedupTurns: 3 })).toEqual({ status: 'ok', turn: 1, cooledUris: [], cooledTurns: [] });
   });
 
   it('LedgerService.BeginTurn - concurrent requests of one session - distinct clocks and every record kept', async () => {
@@ -74,10 +74,10 @@ describe('ledger domain on Redis', () => {
     const broken = createLedgerStore({ kind: 'redis', redis: down, keyPrefix: prefix });
     const k = key();
     const begun = await beginTurn(broken, { key: k, dedupTurns: 5 });
-    expect(begun).toEqual({ status: 'unavailable', turn: null, cooledUris: [] });
+    expect(begun).toEqual({ status: 'unavailable', turn: null, cooledUris: [], cooledTurns: [] });
     expect(dedupStats(5, begun)).toEqual({ turns: 5, status: 'unavailable', cooled: 0, turn: null });
     const written = await recordServed(broken, { key: k, turn: 0, dedupTurns: 5, entries: [{ uri: 'u', detail: 'full' }] });
-    expect(dedupStats(5, { status: 'ok', turn: 0, cooledUris: [] }, written)).toEqual({ turns: 5, status: 'write_failed', cooled: 0, turn: 0 });
+    expect(dedupStats(5, { status: 'ok', turn: 0, cooledUris: [], cooledTurns: [] }, written)).toEqual({ turns: 5, status: 'write_failed', cooled: 0, turn: 0 });
     down.disconnect();
   });
 });

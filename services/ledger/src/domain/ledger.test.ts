@@ -107,14 +107,14 @@ describe('beginTurn', () => {
     const store = new MemoryStore();
     const first = await beginTurn(store, { key, dedupTurns: 3 });
     const second = await beginTurn(store, { key, dedupTurns: 3 });
-    expect(first).toEqual({ status: 'new', turn: 0, cooledUris: [] });
-    expect(second).toEqual({ status: 'ok', turn: 1, cooledUris: [] });
+    expect(first).toEqual({ status: 'new', turn: 0, cooledUris: [], cooledTurns: [] });
+    expect(second).toEqual({ status: 'ok', turn: 1, cooledUris: [], cooledTurns: [] });
   });
 
   it('reports off with dedupTurns 0 but still advances the clock', async () => {
     const store = new MemoryStore();
     await store.putRaw(key, 'viking://resources/a.md', '{"turn": 0, "detail": "full"}');
-    expect(await beginTurn(store, { key, dedupTurns: 0 })).toEqual({ status: 'off', turn: 0, cooledUris: [] });
+    expect(await beginTurn(store, { key, dedupTurns: 0 })).toEqual({ status: 'off', turn: 0, cooledUris: [], cooledTurns: [] });
     expect((await beginTurn(store, { key, dedupTurns: 5 })).turn).toBe(1);
   });
 
@@ -123,8 +123,8 @@ describe('beginTurn', () => {
     store.failBegin = new Error('ECONNREFUSED');
     const warnings: string[] = [];
     const log: LedgerLog = { warn: (_o, msg) => warnings.push(msg) };
-    expect(await beginTurn(store, { key, dedupTurns: 5 }, { log })).toEqual({ status: 'unavailable', turn: null, cooledUris: [] });
-    expect(await beginTurn(store, { key, dedupTurns: 0 }, { log })).toEqual({ status: 'off', turn: null, cooledUris: [] });
+    expect(await beginTurn(store, { key, dedupTurns: 5 }, { log })).toEqual({ status: 'unavailable', turn: null, cooledUris: [], cooledTurns: [] });
+    expect(await beginTurn(store, { key, dedupTurns: 0 }, { log })).toEqual({ status: 'off', turn: null, cooledUris: [], cooledTurns: [] });
     expect(warnings).toHaveLength(2);
   });
 
@@ -134,7 +134,7 @@ describe('beginTurn', () => {
     const ctl = new AbortController();
     const pending = beginTurn(store, { key, dedupTurns: 5 }, { signal: ctl.signal });
     ctl.abort(new Error('deadline'));
-    await expect(pending).resolves.toEqual({ status: 'unavailable', turn: null, cooledUris: [] });
+    await expect(pending).resolves.toEqual({ status: 'unavailable', turn: null, cooledUris: [], cooledTurns: [] });
   });
 
   it('rejects an empty session id and dedupTurns outside 0..100', async () => {
@@ -210,13 +210,13 @@ describe('recordServed', () => {
 });
 
 describe('dedupStats', () => {
-  const ok: BeginTurnOutcome = { status: 'ok', turn: 7, cooledUris: ['a', 'b'] };
+  const ok: BeginTurnOutcome = { status: 'ok', turn: 7, cooledUris: ['a', 'b'], cooledTurns: [5, 6] };
 
   it.each([
     ['no session loaded', null, null, { turns: 5, status: 'off', cooled: 0, turn: null }],
-    ['off', { status: 'off', turn: 3, cooledUris: [] }, null, { turns: 5, status: 'off', cooled: 0, turn: null }],
-    ['unavailable', { status: 'unavailable', turn: null, cooledUris: [] }, null, { turns: 5, status: 'unavailable', cooled: 0, turn: null }],
-    ['new, written', { status: 'new', turn: 0, cooledUris: [] }, { status: 'ok', recorded: 2 }, { turns: 5, status: 'new', cooled: 0, turn: 0 }],
+    ['off', { status: 'off', turn: 3, cooledUris: [], cooledTurns: [] }, null, { turns: 5, status: 'off', cooled: 0, turn: null }],
+    ['unavailable', { status: 'unavailable', turn: null, cooledUris: [], cooledTurns: [] }, null, { turns: 5, status: 'unavailable', cooled: 0, turn: null }],
+    ['new, written', { status: 'new', turn: 0, cooledUris: [], cooledTurns: [] }, { status: 'ok', recorded: 2 }, { turns: 5, status: 'new', cooled: 0, turn: 0 }],
     ['ok, skipped', ok, { status: 'skipped', recorded: 0 }, { turns: 5, status: 'ok', cooled: 2, turn: 7 }],
     ['ok, write failed', ok, { status: 'write_failed', recorded: 0 }, { turns: 5, status: 'write_failed', cooled: 2, turn: 7 }],
   ] as const)('maps %s', (_name, begun, recorded, want) => {

@@ -49,6 +49,8 @@ export interface BeginTurnOutcome {
   turn: number | null;
   /** URIs in cooldown for this request, sorted; empty unless status is `ok`. */
   cooledUris: string[];
+  /** The turn each of `cooledUris` was served at, aligned with it. */
+  cooledTurns: number[];
 }
 
 /** Input of {@link recordServed}. */
@@ -157,13 +159,18 @@ async function guarded<T>(call: () => Promise<T>, signal: AbortSignal | undefine
  * @returns cooled URIs, sorted
  */
 export function cooledUris(records: Record<string, RawLedgerRecord>, clock: number, dedupTurns: number): string[] {
-  const out: string[] = [];
+  return cooledEntries(records, clock, dedupTurns).map((e) => e.uri);
+}
+
+/** {@link cooledUris} with the turn each was served at, sorted by URI. */
+export function cooledEntries(records: Record<string, RawLedgerRecord>, clock: number, dedupTurns: number): Array<{ uri: string; turn: number }> {
+  const out: Array<{ uri: string; turn: number }> = [];
   for (const uri of Object.keys(records)) {
     const rec = parseLedgerRecord(records[uri]!);
     if (rec === null || rec.turn > clock || rec.detail === 'uri') continue;
-    if (clock - rec.turn < dedupTurns) out.push(uri);
+    if (clock - rec.turn < dedupTurns) out.push({ uri, turn: rec.turn });
   }
-  return out.sort();
+  return out.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
 }
 
 /**
@@ -180,11 +187,12 @@ export async function beginTurn(store: LedgerStore, input: BeginTurnInput, opts:
     snapshot = await guarded(() => store.beginTurn(input.key), opts.signal);
   } catch (err) {
     opts.log?.warn({ err, sessionId: input.key.sessionId }, 'ledger beginTurn failed; dedup degraded');
-    return { status: input.dedupTurns === 0 ? 'off' : 'unavailable', turn: null, cooledUris: [] };
+    return { status: input.dedupTurns === 0 ? 'off' : 'unavailable', turn: null, cooledUris: [], cooledTurns: [] };
   }
-  if (input.dedupTurns === 0) return { status: 'off', turn: snapshot.turn, cooledUris: [] };
-  if (snapshot.fresh) return { status: 'new', turn: snapshot.turn, cooledUris: [] };
-  return { status: 'ok', turn: snapshot.turn, cooledUris: cooledUris(snapshot.records, snapshot.turn, input.dedupTurns) };
+  if (input.dedupTurns === 0) return { status: 'off', turn: snapshot.turn, cooledUris: [], cooledTurns: [] };
+  if (snapshot.fresh) return { status: 'new', turn: snapshot.turn, cooledUris: [], cooledTurns: [] };
+  const cooled = cooledEntries(snapshot.records, snapshot.turn, input.dedupTurns);
+  return { status: 'ok', turn: snapshot.turn, cooledUris: cooled.map((e) => e.uri), cooledTurns: cooled.map((e) => e.turn) };
 }
 
 /**

@@ -18,6 +18,6 @@ export function beginTurnHandler(store: LedgerStore, storeTimeoutMs: number): Ha
     const out = await withStoreSignal(ctx.budget, storeTimeoutMs, (signal) =>
       domainBeginTurn(store, { key, dedupTurns: req.dedupTurns }, { signal, log: ctx.log }),
     ).catch(asInvalidArgument);
-    return { status: out.status, turn: out.turn ?? 0, cooledUris: out.cooledUris };
+    return { status: out.status, turn: out.turn ?? 0, cooledUris: out.cooledUris, cooledTurns: out.cooledTurns };
   };
 }

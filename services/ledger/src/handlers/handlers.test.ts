@@ -51,9 +51,9 @@ describe('ledger handlers', () => {
   });
 
   it('starts a session at turn 0 with status new and advances the clock on every request', async () => {
-    expect(await begin(h, {})).toEqual({ status: 'new', turn: 0, cooledUris: [] });
-    expect(await begin(h, { dedupTurns: 0 })).toEqual({ status: 'off', turn: 1, cooledUris: [] });
-    expect(await begin(h, {})).toEqual({ status: 'ok', turn: 2, cooledUris: [] });
+    expect(await begin(h, {})).toEqual({ status: 'new', turn: 0, cooledUris: [], cooledTurns: [] });
+    expect(await begin(h, { dedupTurns: 0 })).toEqual({ status: 'off', turn: 1, cooledUris: [], cooledTurns: [] });
+    expect(await begin(h, {})).toEqual({ status: 'ok', turn: 2, cooledUris: [], cooledTurns: [] });
   });
 
   it('cools a served entry for dedup_turns − 1 later requests and never cools a uri-tier entry', async () => {
@@ -69,7 +69,7 @@ describe('ledger handlers', () => {
     await begin(h, {});
     await begin(h, {});
     const other = await h.beginTurn({ identity: identity('globex'), sessionId: 's1', dedupTurns: 2 }, ctx());
-    expect(other).toEqual({ status: 'new', turn: 0, cooledUris: [] });
+    expect(other).toEqual({ status: 'new', turn: 0, cooledUris: [], cooledTurns: [] });
   });
 
   it('answers ok without writing when there is nothing to record', async () => {
@@ -98,14 +98,14 @@ describe('ledger handlers', () => {
 
   it('degrades to unavailable and write_failed when the database is closed', async () => {
     db.close();
-    expect(await begin(h, {})).toEqual({ status: 'unavailable', turn: 0, cooledUris: [] });
-    expect(await begin(h, { dedupTurns: 0 })).toEqual({ status: 'off', turn: 0, cooledUris: [] });
+    expect(await begin(h, {})).toEqual({ status: 'unavailable', turn: 0, cooledUris: [], cooledTurns: [] });
+    expect(await begin(h, { dedupTurns: 0 })).toEqual({ status: 'off', turn: 0, cooledUris: [], cooledTurns: [] });
     expect(await record(h, { entries: [{ uri: 'viking://resources/a.md', detail: 'full' }] })).toEqual({ status: 'write_failed' });
   });
 
   it('gives up on a hanging store after its cap instead of failing the call', async () => {
     const hung = createHandlers(new HangingStore(), 20);
-    expect(await begin(hung, {})).toEqual({ status: 'unavailable', turn: 0, cooledUris: [] });
+    expect(await begin(hung, {})).toEqual({ status: 'unavailable', turn: 0, cooledUris: [], cooledTurns: [] });
     expect(await record(hung, { entries: [{ uri: 'viking://resources/a.md', detail: 'full' }] })).toEqual({ status: 'write_failed' });
   });
 });

@@ -103,7 +103,7 @@ function fakePorts(over: Partial<Record<string, unknown>> = {}) {
       beginTurn: async (req) => {
         rec('beginTurn', req);
         if (over.ledgerDown) throw new CtxError(Code.UNAVAILABLE, 'UNAVAILABLE', 'down');
-        return { status: 'ok', turn: 3, cooledUris: ['viking://x/cooled.md'] };
+        return { status: 'ok', turn: 3, cooledUris: ['viking://x/cooled.md'], cooledTurns: [1] };
       },
       recordServed: async (req) => {
         rec('recordServed', req);
@@ -176,7 +176,7 @@ describe('assembleContext', () => {
 
   it('reports no turn when the ledger answers unavailable', async () => {
     const { ports, calls } = fakePorts();
-    ports.ledger.beginTurn = async () => ({ status: 'unavailable', turn: 0, cooledUris: [] });
+    ports.ledger.beginTurn = async () => ({ status: 'unavailable', turn: 0, cooledUris: [], cooledTurns: [] });
     const out = await run(request({ sessionId: 's1', dedupTurns: 5, queryExpansion: 'off' }), ports);
     expect(out.stats.dedup).toEqual({ turns: 5, status: 'unavailable', cooled: 0, turn: null });
     expect(calls.recordServed).toBeUndefined();
@@ -411,7 +411,8 @@ describe('assembleContext', () => {
       const served = { uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, fate: 'served', tier: 'abstract', costs: [{ tier: 'uri', tokens: 20 }] };
       ports.budgetRender.planRender = async (req, b) => ({ ...(await basePlan(req, b)), fates: req.explain ? [served] : [] });
       const out = await run(request({ explain: true, sessionId: 's', dedupTurns: 2 }), ports);
-      expect(out.fates).toEqual([cooledFate, served]);
+      // The ledger's turn for the cooled URI is filled in.
+      expect(out.fates).toEqual([{ ...cooledFate, cooledTurn: 1 }, served]);
       const g = calls.gatherCandidates[0] as gather.GatherCandidatesRequest;
       expect(g.explain).toBe(true);
       expect(g.cooledUris).toEqual(['viking://x/cooled.md']);

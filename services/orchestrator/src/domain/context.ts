@@ -94,6 +94,8 @@ export async function assembleContext(
   // 1. Ledger turn: every context request naming a session advances its clock.
   const dedup: DedupStats = { turns: req.dedupTurns, status: 'off', cooled: 0, turn: null };
   let cooled: string[] = [];
+  // The turn each cooled URI was served at (for fates: "cooled at turn T").
+  const cooledAt = new Map<string, number>();
   let ledgerTurn: number | null = null;
   if (req.sessionId) {
     try {
@@ -108,6 +110,9 @@ export async function assembleContext(
           dedup.turn = t.turn;
           cooled = t.cooledUris;
           dedup.cooled = cooled.length;
+          cooled.forEach((u, i) => {
+            if (t.cooledTurns[i] !== undefined) cooledAt.set(u, Number(t.cooledTurns[i]));
+          });
         }
       }
     } catch (err) {
@@ -381,7 +386,9 @@ export async function assembleContext(
     stats.degraded_stages = runner.degraded();
     stats.stage_ms = runner.timings();
   }
-  const fates = req.explain ? [...gathered.fates, ...plan.fates] : [];
+  const fates = req.explain
+    ? [...gathered.fates.map((f) => (f.fate === 'cooled' && cooledAt.has(f.uri) ? { ...f, cooledTurn: cooledAt.get(f.uri) } : f)), ...plan.fates]
+    : [];
   return { entries, rendered, digest, stats, stages: runner.records, runner, fates };
 }
 

@@ -40,6 +40,8 @@ export interface BeginTurnResponse {
   turn: number;
   /** URIs in cooldown. */
   cooledUris: string[];
+  /** The turn each cooled URI was served at, aligned with cooled_uris. */
+  cooledTurns: number[];
 }
 
 /** An entry as recorded. */
@@ -184,7 +186,7 @@ export const BeginTurnRequest: MessageFns<BeginTurnRequest> = {
 };
 
 function createBaseBeginTurnResponse(): BeginTurnResponse {
-  return { status: "", turn: 0, cooledUris: [] };
+  return { status: "", turn: 0, cooledUris: [], cooledTurns: [] };
 }
 
 export const BeginTurnResponse: MessageFns<BeginTurnResponse> = {
@@ -197,6 +199,13 @@ export const BeginTurnResponse: MessageFns<BeginTurnResponse> = {
     }
     for (const v of message.cooledUris) {
       writer.uint32(26).string(v!);
+    }
+    if (message.cooledTurns.length !== 0) {
+      writer.uint32(34).fork();
+      for (const v of message.cooledTurns) {
+        writer.int64(v);
+      }
+      writer.join();
     }
     return writer;
   },
@@ -238,6 +247,24 @@ export const BeginTurnResponse: MessageFns<BeginTurnResponse> = {
             message.cooledUris.push(reader.string());
             continue;
           }
+          case 4: {
+            if (tag === 32) {
+              message.cooledTurns.push(longToNumber(reader.int64()));
+
+              continue;
+            }
+
+            if (tag === 34) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.cooledTurns.push(longToNumber(reader.int64()));
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -259,6 +286,11 @@ export const BeginTurnResponse: MessageFns<BeginTurnResponse> = {
         : globalThis.Array.isArray(object?.cooled_uris)
         ? object.cooled_uris.map((e: any) => globalThis.String(e))
         : [],
+      cooledTurns: globalThis.Array.isArray(object?.cooledTurns)
+        ? object.cooledTurns.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.cooled_turns)
+        ? object.cooled_turns.map((e: any) => globalThis.Number(e))
+        : [],
     };
   },
 
@@ -273,6 +305,9 @@ export const BeginTurnResponse: MessageFns<BeginTurnResponse> = {
     if (message.cooledUris?.length) {
       obj.cooledUris = message.cooledUris;
     }
+    if (message.cooledTurns?.length) {
+      obj.cooledTurns = message.cooledTurns.map((e) => Math.round(e));
+    }
     return obj;
   },
 
@@ -284,6 +319,7 @@ export const BeginTurnResponse: MessageFns<BeginTurnResponse> = {
     message.status = object.status ?? "";
     message.turn = object.turn ?? 0;
     message.cooledUris = object.cooledUris?.map((e) => e) || [];
+    message.cooledTurns = object.cooledTurns?.map((e) => e) || [];
     return message;
   },
 };

@@ -71,7 +71,7 @@ describe('rpc server adapter', () => {
     const srv = await startTestServer([
       mount({
         beginTurn: async (req) => {
-          if (req.sessionId === 'ok') return { status: 'ok', turn: 1, cooledUris: [] };
+          if (req.sessionId === 'ok') return { status: 'ok', turn: 1, cooledUris: [], cooledTurns: [] };
           throw new CtxError(status.INVALID_ARGUMENT, 'INVALID_WORKSPACE', `invalid workspace slug "${huge}"`, { metadata: { workspace: huge } });
         },
       }),

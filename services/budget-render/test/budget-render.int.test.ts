@@ -78,6 +78,40 @@ describe('BudgetRenderService', () => {
     expect(ticks).toBeGreaterThan(0);
   }, 60_000);
 
+  it('BudgetRender.PlanRender - packing evidence - the abstracts served instead of bare URIs, priors and floor applied, one fate per item', async () => {
+    const items = Array.from({ length: 5 }, (_, i) => ({
+      uri: `viking://resources/r${i}.md`,
+      category: 'resources',
+      score: 0.9 - i * 0.1,
+      origin: 'self',
+      isDirectory: false,
+      abstract: `resource ${i} explains the deploy`,
+      overview: '',
+      full: '',
+      rankedScore: i === 4 ? 0.1 : 0.9 - i * 0.1,
+    }));
+    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, {
+      items,
+      maxTokens: 400,
+      detailJson: '',
+      tokenizer: '',
+      packing: 'evidence',
+      priors: [{ name: 'resources', count: 3 }, { name: 'events', count: 1 }],
+      bestScore: 0.95,
+      explain: true,
+    });
+    // r4 ranks at 0.1, below a quarter of the 0.95 best: left out with room to spare.
+    expect(res.entries.map((e) => [e.uri, e.detail])).toEqual([0, 1, 2, 3].map((i) => [`viking://resources/r${i}.md`, 'abstract']));
+    expect(res.stats).toMatchObject({ belowFloor: 1, perEntryCap: 200, returned: 4 });
+    expect(res.stats!.relevanceFloor).toBeCloseTo(0.2375);
+    expect(res.fates.map((f) => f.fate)).toEqual(['served', 'served', 'served', 'served', 'relevance_floor']);
+    expect(res.fates[0].costs.find((c) => c.tier === 'overview')).toEqual({ tier: 'overview' });
+    expect(res.fates[0].costs.find((c) => c.tier === 'abstract')!.tokens).toBeGreaterThan(0);
+    await expect(
+      call(client.planRender, { items: [], maxTokens: 100, detailJson: '', tokenizer: '', packing: 'dense', priors: [], explain: false }),
+    ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_PACKING' });
+  });
+
   it('BudgetRender.PlanRender - unknown tokenizer - INVALID_ARGUMENT', async () => {
     await expect(
       call(client.planRender, { items: [], maxTokens: 100, detailJson: '', tokenizer: 'gpt2-bogus', packing: '', priors: [], explain: false }),

@@ -232,6 +232,24 @@ describe('GatherService', () => {
   });
 
   describe('GatherCandidates', () => {
+    it('Gather.GatherCandidates - packing evidence - a pool sized by the budget with its floor and fates; unknown packing - INVALID_ARGUMENT', async () => {
+      const quotas = [{ name: 'events', count: 1 }, { name: 'resources', count: 1 }];
+      const compat = await gatherCandidates({ queries: ['shipped the stdio MCP proxy'], peerScope: 'actor', bucketed: true, quotas });
+      const r = await gatherCandidates({ queries: ['shipped the stdio MCP proxy'], peerScope: 'actor', bucketed: true, quotas, packing: 'evidence', maxTokens: 1600, explain: true });
+      expect(r.evidence).toMatchObject({ rounds: expect.any(Number), widths: [40] });
+      expect(r.evidence!.relevanceFloor).toBeCloseTo(r.evidence!.bestScore! / 4, 10);
+      for (const c of r.candidates) expect(c.rankedScore).toBeGreaterThanOrEqual(r.evidence!.relevanceFloor!);
+      // Compat's quota of one per bucket is a prior: the pool holds at least what compat gathered above the floor.
+      const pool = new Set(r.candidates.map((c) => c.uri));
+      for (const c of compat.candidates) if (c.rankedScore >= r.evidence!.relevanceFloor!) expect(pool.has(c.uri)).toBe(true);
+      for (const f of r.fates) expect(['cooled', 'excluded', 'relevance_floor', 'quota']).toContain(f.fate);
+      expect(r.fates.length).toBe(r.evidence!.belowFloor);
+      // Compat never reports evidence, and fates only when asked.
+      expect(compat.evidence).toBeUndefined();
+      expect(compat.fates).toEqual([]);
+      await expect(gatherCandidates({ queries: ['x'], packing: 'greedy' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_PACKING' });
+    });
+
     it('Gather.GatherCandidates - flat mode - candidates with categories, origins and searched.all', async () => {
       const r = await gatherCandidates({ queries: ['shipped the stdio MCP proxy'], peerScope: 'actor' });
       expect(r.candidates[0]).toMatchObject({ uri: LAUNCH, category: 'events', origin: 'self', isDirectory: false, openContext: false });

@@ -92,6 +92,23 @@ describe('TierReaderService', () => {
       expect(res.items[1]).toEqual({ read: false, overview: '', full: '', note: '' });
     });
 
+    it('TierReader.ReadTiers - packing evidence - no body for a memory whose abstract is its body and whose overview is stored; bodies for what needs them; nothing below the floor', async () => {
+      const res = await readTiers(
+        [
+          cand(EVENT, 'events', { abstract: 'Shipped the stdio MCP proxy. chatter', storedOverview: 'Shipped the stdio MCP proxy.', score: 0.8, rankedScore: 0.8 }),
+          cand(`${ALICE}/memories/entities/openviking.md`, 'entities', { abstract: '', storedOverview: '', score: 0.7, rankedScore: 0.7 }),
+          cand('viking://resources/docs', 'resources', { isDirectory: true, storedOverview: '', score: 0.6, rankedScore: 0.6 }),
+          cand('viking://resources/docs/api.md', 'resources', { score: 0.05, rankedScore: 0.05 }),
+        ],
+        { packing: 'evidence', bestScore: 0.8 },
+      );
+      // The event needs neither read (its abstract is its whole body, its overview is stored);
+      // the entity without an abstract and the directory without a stored overview are read.
+      expect(gets.flat().sort()).toEqual(['viking://resources/docs/.overview.md', `${ALICE}/memories/entities/openviking.md`]);
+      expect(res.items.map((i) => i.read)).toEqual([false, true, true, false]);
+      await expect(readTiers([cand(EVENT, 'events')], { packing: 'greedy' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_PACKING' });
+    });
+
     it('TierReader.ReadTiers - detail pinned to full - every candidate read; a long document’s full body is the whole content', async () => {
       const res = await readTiers([cand(LONG, 'resources'), cand('viking://agent/skills/deploy.md', 'skills')], { detailJson: '"full"' });
       expect(gets.flat().sort()).toEqual(['viking://agent/skills/deploy.md', LONG]);

@@ -61,7 +61,7 @@ describe('BudgetRenderService', () => {
     expect(offloads('o200k_base', 120_000)).toBe(true);
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 10);
-    const res = await callUnary(client.planRender.bind(client) as never, { items, maxTokens: 32000, detailJson: '"full"', tokenizer: 'o200k_base' }, Budget.ofMs(60_000), {
+    const res = await callUnary(client.planRender.bind(client) as never, { items, maxTokens: 32000, detailJson: '"full"', tokenizer: 'o200k_base', packing: '', priors: [], explain: false }, Budget.ofMs(60_000), {
       domain: 'budget-render',
     }) as budgetRender.PlanRenderResponse;
     clearInterval(ticker);

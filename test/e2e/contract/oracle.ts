@@ -80,14 +80,23 @@ export function escapeAttribute(v: string): string {
 
 /** Python's `str.isspace()` set, which the reference's `\s` matches (JS `\s` differs: U+FEFF in, U+001C–U+001F and U+0085 out). */
 const PY_WHITESPACE = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const FORGED = new RegExp(`<(\\/?)memory(?=[${PY_WHITESPACE}/>]|$)`, 'gi');
+const FORGED = new RegExp(`<(\\/?)memory(?=[${PY_WHITESPACE}/>])`, 'gi');
+const ENVELOPE = new RegExp(`<[${PY_WHITESPACE}]*(\\/?)[${PY_WHITESPACE}]*openviking-context(?![A-Za-z0-9_:.\\-])`, 'gi');
 
 /**
- * §6.1 tag neutralisation: `<memory` / `</memory` (any case) followed by whitespace, `/`, `>`
- * — or ending the body, ctxmesh's documented hardening — becomes `<\memory` / `<\/memory`.
+ * §6.1 tag neutralisation as the reference does it: `<memory` / `</memory` (any case) followed by
+ * whitespace, `/` or `>` becomes `<\memory` / `<\/memory` (one that ends the body is left: the
+ * reference's gap, kept byte for byte); and §0.6, the plugins' envelope tag `<openviking-context`
+ * / `</openviking-context` (any case, whitespace after `<` and around `/`) becomes
+ * `<\openviking-context` / `<\/openviking-context`.
  */
 export function neutralise(body: string): string {
-  return body.replace(FORGED, (_m, slash: string) => `<\\${slash}memory`);
+  return neutraliseEnvelope(body.replace(FORGED, (_m, slash: string) => `<\\${slash}memory`));
+}
+
+/** §0.6 alone: what `entries[].text` gets (it is otherwise raw, §6.2). */
+export function neutraliseEnvelope(text: string): string {
+  return text.replace(ENVELOPE, (_m, slash: string) => `<\\${slash}openviking-context`);
 }
 
 /** §6.1 fragment of one entry. */
@@ -146,8 +155,12 @@ export function violations(result: ContextJson, tokenizer: string): string[] {
   const used = usedTokensOf(entries, tokenizer);
   if (stats.used_tokens !== used) out.push(`used_tokens ${stats.used_tokens} != recomputed ${used}`);
   if (!(stats.used_tokens <= stats.max_tokens)) out.push(`used_tokens ${stats.used_tokens} > max_tokens ${stats.max_tokens}`);
-  if (openingTags(rendered) !== entries.length) out.push(`${openingTags(rendered)} opening tags for ${entries.length} entries`);
-  if (closingTags(rendered) !== entries.length) out.push(`${closingTags(rendered)} closing tags for ${entries.length} entries`);
+  // The reference's gap (§0.6): a text ending in `<memory` / `</memory` is left, and the
+  // fragment's newline makes it a real tag.
+  const opensAtEnd = entries.filter((e) => /<memory$/i.test(e.text)).length;
+  const closesAtEnd = entries.filter((e) => /<\/memory$/i.test(e.text)).length;
+  if (openingTags(rendered) !== entries.length + opensAtEnd) out.push(`${openingTags(rendered)} opening tags for ${entries.length} entries`);
+  if (closingTags(rendered) !== entries.length + closesAtEnd) out.push(`${closingTags(rendered)} closing tags for ${entries.length} entries`);
   const uris = new Set(entries.map((e) => e.uri));
   for (const u of renderedUris(rendered)) if (!uris.has(u)) out.push(`rendered names ${u}, not an entry`);
   if (stats.returned !== entries.length) out.push(`returned ${stats.returned} != ${entries.length} entries`);

@@ -22,19 +22,25 @@ afterAll(async () => {
 const call = <Req, Res>(m: (r: Req, md: never, o: never, cb: never) => unknown, req: Req) =>
   callUnary(m.bind(client) as never, req, Budget.ofMs(5000), { domain: 'budget-render', pass: [Code.INVALID_ARGUMENT] }) as Promise<Res>;
 
+/** Five resources `r0…r4` scoring 0.9 down to 0.5, with the abstract `abstractOf(i)` and no body. */
+function resources(abstractOf: (i: number) => string, over: (i: number) => Partial<budgetRender.PlanItem> = () => ({})): budgetRender.PlanItem[] {
+  return Array.from({ length: 5 }, (_, i) => ({
+    uri: `viking://resources/r${i}.md`,
+    category: 'resources',
+    score: 0.9 - i * 0.1,
+    origin: 'self',
+    isDirectory: false,
+    abstract: abstractOf(i),
+    overview: '',
+    full: '',
+    rankedScore: 0.9 - i * 0.1,
+    ...over(i),
+  }));
+}
+
 describe('BudgetRenderService', () => {
   it('BudgetRender.PlanRender - five 200-char resource abstracts at 64 tokens - two uri entries, three dropped', async () => {
-    const items = Array.from({ length: 5 }, (_, i) => ({
-      uri: `viking://resources/r${i}.md`,
-      category: 'resources',
-      score: 0.9 - i * 0.1,
-      origin: 'self',
-      isDirectory: false,
-      abstract: 'x'.repeat(200),
-      overview: '',
-      full: '',
-      rankedScore: 0.9 - i * 0.1,
-    }));
+    const items = resources(() => 'x'.repeat(200));
     const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detailJson: '', tokenizer: '', packing: '', priors: [], explain: false });
     expect(res.stats).toMatchObject({ returned: 2, dropped: 3, usedTokens: 43, perEntryCap: 24 });
     expect(res.stats?.tierCounts).toEqual([{ name: 'uri', count: 2 }]);
@@ -79,17 +85,10 @@ describe('BudgetRenderService', () => {
   }, 60_000);
 
   it('BudgetRender.PlanRender - packing evidence - the abstracts served instead of bare URIs, priors and floor applied, one fate per item', async () => {
-    const items = Array.from({ length: 5 }, (_, i) => ({
-      uri: `viking://resources/r${i}.md`,
-      category: 'resources',
-      score: 0.9 - i * 0.1,
-      origin: 'self',
-      isDirectory: false,
-      abstract: `resource ${i} explains the deploy`,
-      overview: '',
-      full: '',
-      rankedScore: i === 4 ? 0.1 : 0.9 - i * 0.1,
-    }));
+    const items = resources(
+      (i) => `resource ${i} explains the deploy`,
+      (i) => (i === 4 ? { rankedScore: 0.1 } : {}),
+    );
     const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, {
       items,
       maxTokens: 400,

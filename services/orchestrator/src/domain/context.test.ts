@@ -358,7 +358,11 @@ describe('assembleContext', () => {
       ports.gather.gatherCandidates = async (req) => {
         (calls.gatherCandidates ??= []).push(req);
         return {
-          candidates: [{ uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, abstract: 'A', origin: 'self', isDirectory: false, openContext: false, overview: 'stored gist' }],
+          candidates: [
+            { uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, abstract: 'A', origin: 'self', isDirectory: false, openContext: false, overview: 'stored gist' },
+            // A directory hit without a stored overview: its sidecar must be read.
+            { uri: 'viking://resources/docs', category: 'resources', score: 0.6, rankedScore: 0.6, abstract: 'Docs', origin: 'self', isDirectory: true, openContext: false, overview: '' },
+          ],
           searched: [{ name: 'events', count: 1 }],
           excluded: 0,
           retrievalErrors: [],
@@ -381,6 +385,32 @@ describe('assembleContext', () => {
       expect(out.stats.evidence).toEqual({ rounds: 1, widths: [40], relevance_floor: 0.45, below_floor: 2 });
       const keys = Object.keys(out.stats);
       expect(keys.indexOf('packing')).toBeGreaterThan(keys.indexOf('dedup'));
+    });
+
+    it('skips the tier-reader when the evidence packing needs no body (memories whose abstract is the body, overviews stored)', async () => {
+      const { ports, calls } = fakePorts();
+      ports.gather.gatherCandidates = async () => ({
+        candidates: [
+          { uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, rankedScore: 0.71, abstract: '# Summary\ngist\n\nlog', origin: 'self', isDirectory: false, openContext: false, overview: 'gist' },
+          { uri: 'viking://user/default/memories/entities/b.md', category: 'entities', score: 0.6, rankedScore: 0.6, abstract: 'B is a service', origin: 'self', isDirectory: false, openContext: false, overview: 'B is a service' },
+        ],
+        searched: [{ name: 'all', count: 2 }],
+        excluded: 0,
+        retrievalErrors: [],
+        evidence: { bestScore: 0.71, relevanceFloor: 0.1775, rounds: 1, belowFloor: 0, widths: [40] },
+        fates: [],
+      });
+      const out = await run(request({ packing: 'evidence', timeBudgetMs: 60_000 }), ports);
+      expect(calls.readTiers).toBeUndefined();
+      expect(out.stages.find((s) => s.stage === 'tier_read')).toMatchObject({ outcome: 'skipped', reason: 'NOTHING_TO_DO' });
+      expect(out.stats.degraded_stages).toEqual([]);
+      const p = calls.planRender[0] as budgetRender.PlanRenderRequest;
+      expect(p.items.map((i) => i.overview)).toEqual(['gist', 'B is a service']);
+      // Compat always asks the tier-reader (§5.4 decides there).
+      const compat = fakePorts();
+      compat.ports.gather.gatherCandidates = ports.gather.gatherCandidates;
+      await run(request(), compat.ports);
+      expect(compat.calls.readTiers).toHaveLength(1);
     });
 
     it('applies the server default (CTXMESH_CONTEXT_PACKING) to a request naming none, and a named packing over it', async () => {

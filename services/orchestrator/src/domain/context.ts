@@ -3,7 +3,7 @@
  * optional query expansion → gather → tier read → plan/render → optional digest rewrite
  * → ledger record → stats, in contract key order.
  */
-import { DEFAULT_PACKING, resolvePacking, UnknownPackingError, type Packing } from '@ctxmesh/kernel';
+import { DEFAULT_PACKING, planEvidenceReads, resolvePacking, UnknownPackingError, type Packing } from '@ctxmesh/kernel';
 import type { budgetRender, common, gather, orchestrator, tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, isCode, type Budget } from '@ctxmesh/rpc';
 import type { Ports } from './ports';
@@ -207,9 +207,13 @@ export async function assembleContext(
     }
   }
 
-  // 4. Tier read (mandatory, but a failed read only costs the deeper tiers).
+  // 4. Tier read (mandatory, but a failed read only costs the deeper tiers). The evidence
+  // packing often needs no body at all (a memory's abstract is its body, its overview is
+  // stored): then the tier-reader's round trip is skipped.
   let tiers: tierReader.ReadTiersResponse = { items: candidates.map(() => ({ read: false, overview: '', full: '', note: '' })), reads: 0 };
-  if (candidates.length > 0) {
+  if (evidence && candidates.length > 0 && !evidenceNeedsBodies(candidates, req, gathered.evidence?.bestScore)) {
+    runner.notRun('tier_read', 'NOTHING_TO_DO');
+  } else if (candidates.length > 0) {
     try {
       tiers = await runner.mandatory('tier_read', (b) =>
         ports.tierReader.readTiers(
@@ -390,6 +394,26 @@ export async function assembleContext(
     ? [...gathered.fates.map((f) => (f.fate === 'cooled' && cooledAt.has(f.uri) ? { ...f, cooledTurn: cooledAt.get(f.uri) } : f)), ...plan.fates]
     : [];
   return { entries, rendered, digest, stats, stages: runner.records, runner, fates };
+}
+
+/**
+ * Whether the evidence packing would read any body for these candidates (the kernel's own read
+ * decision, run here so that a request needing none skips the tier-reader). When in doubt (a
+ * detail or tokenizer the kernel refuses) it answers yes and lets the tier-reader decide.
+ */
+function evidenceNeedsBodies(candidates: gather.Candidate[], req: orchestrator.AssembleContextRequest, bestScore: number | undefined): boolean {
+  try {
+    const plan = planEvidenceReads(
+      candidates.map((c) => ({ uri: c.uri, category: c.category, score: c.score, abstract: c.abstract, is_directory: c.isDirectory, origin: c.origin, ranked_score: c.rankedScore, stored_overview: c.overview })),
+      req.maxTokens,
+      req.detailJson ? (JSON.parse(req.detailJson) as unknown) : null,
+      req.tokenizer || 'estimate',
+      { bestScore: bestScore ?? null },
+    );
+    return plan.reads.length > 0;
+  } catch {
+    return true;
+  }
 }
 
 function countOrigins(candidates: gather.Candidate[]): Record<string, number> {

@@ -47,8 +47,9 @@ export function resolvePacking(name: string | null | undefined): Packing {
 /**
  * Why a candidate was (not) served:
  * - `served`: it is an entry of the block (see {@link CandidateFate.tier});
- * - `below_threshold`: its raw score is under the request's `score_threshold` (the stores
- *   apply the threshold themselves, so this appears only for a search that returned such a hit);
+ * - `below_threshold`: its raw score is under the request's `score_threshold`. Reserved: the
+ *   stores apply the threshold inside the search (§3.1, and the reference never re-filters), so
+ *   gathering never sees such a hit; an `explain` that wants them must search without it;
  * - `cooled`: the session's dedup ledger holds it back (§7);
  * - `excluded`: named in `exclude_uris`, or a `profile.md` (§2.3);
  * - `deduped`: the same node was already a candidate (URI de-dup, §3.2/§3.3), or its text was

@@ -211,7 +211,6 @@ describe('POST /api/v1/search/search', () => {
   it.each<[string, string | unknown, Record<string, string>, string, Array<string | number>, string]>([
     ['malformed JSON', '{"query": }', {}, 'Invalid request parameters: body.10: JSON decode error', ['body', 10], 'json_invalid'],
     ['a JSON array', '[1]', {}, 'Invalid request parameters: body: Input should be a valid dictionary or object to extract fields from', ['body'], 'model_attributes_type'],
-    ['a text/plain body', '{"query":"q"}', { 'content-type': 'text/plain' }, 'Invalid request parameters: body: Input should be a valid dictionary or object to extract fields from', ['body'], 'model_attributes_type'],
     ['an empty body', '', {}, 'Invalid request parameters: body: Field required', ['body'], 'missing'],
     ['an unknown field', { query: 'q', mode: 'context', bogus: 1 }, {}, 'Invalid request parameters: body.bogus: Extra inputs are not permitted', ['body', 'bogus'], 'extra_forbidden'],
     [

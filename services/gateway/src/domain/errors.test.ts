@@ -27,6 +27,7 @@ describe('RequestValidationError', () => {
     expect(e.message).toBe('Invalid request parameters: body.tags.0: Input should be a valid string');
     expect(e.toEnvelope()).toEqual({
       status: 'error',
+      result: null,
       error: {
         code: 'INVALID_ARGUMENT',
         message: 'Invalid request parameters: body.tags.0: Input should be a valid string',
@@ -37,7 +38,11 @@ describe('RequestValidationError', () => {
           ],
         },
       },
+      telemetry: null,
+      profile: null,
     });
+    // The same top-level keys, in the same order, as a domain error's envelope.
+    expect(Object.keys(e.toEnvelope())).toEqual(Object.keys(new DomainError('NOT_FOUND', 'x').toEnvelope()));
   });
 
   it('matches the §1.7 value-error example', () => {

@@ -38,14 +38,21 @@ export interface ValidationIssue {
   type: string;
 }
 
-/** Variant 1 envelope: `{status:"error", error:{code, message, details:{validation_errors}}}`. */
+/**
+ * Variant 1 envelope: `{status:"error", result:null, error:{code, message, details:{validation_errors}},
+ * telemetry:null, profile:null}`. The reference omits the null members here; ctxmesh sends the
+ * same top-level keys as every other error so a client reads one shape (issue 14).
+ */
 export interface ValidationEnvelope {
   status: 'error';
+  result: null;
   error: {
     code: 'INVALID_ARGUMENT';
     message: string;
     details: { validation_errors: Array<{ loc: Array<string | number>; message: string; type: string }> };
   };
+  telemetry: null;
+  profile: null;
 }
 
 /** Variant 2 envelope, dumped without dropping nulls. */
@@ -80,11 +87,14 @@ export class RequestValidationError extends Error {
   toEnvelope(): ValidationEnvelope {
     return {
       status: 'error',
+      result: null,
       error: {
         code: this.code,
         message: this.message,
         details: { validation_errors: this.issues.map((i) => ({ loc: [...i.loc], message: i.msg, type: i.type })) },
       },
+      telemetry: null,
+      profile: null,
     };
   }
 }

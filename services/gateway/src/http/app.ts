@@ -20,10 +20,11 @@ import { retrieveRoutes } from '../routes/retrieve';
 import { searchRoutes } from '../routes/search';
 import { sessionRoutes } from '../routes/sessions';
 import { sessionsLogRoutes } from '../routes/sessions-log';
-import { disposeRequestState, elapsedMs, initRequestState } from './context';
+import { checkTimeoutHeader, disposeRequestState, elapsedMs, initRequestState, TIMEOUT_HEADER } from './context';
 import { renderError } from './errors';
 import { isJsonContentType, JsonBodyError, parseBody } from './json';
 import { assertJsonDepth, assertStringLimits, bodyTooLarge, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RECEIVE } from './limits';
+import { routeLabel } from './metrics';
 
 /** Everything the gateway talks to, injected (no env, no listening here). */
 export interface GatewayDeps {
@@ -98,13 +99,13 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
-    httpDuration.labels(request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode)).observe(elapsedMs(request) / 1000);
+    httpDuration.labels(request.method, routeLabel(request.routeOptions.url), String(reply.statusCode)).observe(elapsedMs(request) / 1000);
     disposeRequestState(request);
   });
 
-  // One parser for every content type, so FastAPI's rules apply: no content type or a JSON
-  // type is parsed as JSON (a malformed body is the §1.7 json_invalid 400); anything else is
-  // handed to validation as text, which then fails as "not an object".
+  // One parser for every content type: no content type or a JSON type is parsed as JSON (a
+  // malformed body is the §1.7 json_invalid 400); any other type with a body is a 415 naming
+  // application/json.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
     try {
@@ -134,6 +135,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     // Auth after the body is read, as FastAPI resolves it: malformed JSON is a 400 even
     // unauthenticated; field validation comes after the 401.
     api.addHook('preValidation', async (request) => {
+      checkTimeoutHeader(request.headers[TIMEOUT_HEADER]);
       const identity = resolveIdentity(request.headers as HeaderBag, deps.auth, () => request.id);
       request.gw.caller = { ...identity, workspace: workspaceOf(request.headers as HeaderBag) };
     });

@@ -5,7 +5,7 @@
  */
 import { Budget, Code, CtxError } from '@ctxmesh/rpc';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Identity } from '../domain';
+import { DomainError, type Identity } from '../domain';
 import type { DeadlineConfig } from '../config';
 import type { Caller } from '../mapping/search';
 
@@ -47,6 +47,21 @@ export function elapsedMs(request: FastifyRequest): number {
   // A request Fastify rejects before routing (a malformed URL) never ran onRequest.
   if (!request.gw) return 0;
   return Number(process.hrtime.bigint() - request.gw.startedAt) / 1e6;
+}
+
+/**
+ * Check `X-Request-Timeout-Ms`: absent or blank is the default budget; otherwise it must be a
+ * whole number of milliseconds. Without this check a typo (`5s`, `1e3`) silently ran the
+ * request on the default budget.
+ * @throws DomainError 400 INVALID_ARGUMENT naming the header, details `{header, value}`
+ */
+export function checkTimeoutHeader(raw: string | string[] | undefined): void {
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || value.trim() === '' || /^\d+$/.test(value.trim())) return;
+  throw new DomainError('INVALID_ARGUMENT', `X-Request-Timeout-Ms must be a whole number of milliseconds, got '${value.slice(0, 64)}'`, {
+    header: 'X-Request-Timeout-Ms',
+    value: value.slice(0, 64),
+  });
 }
 
 /** The request's Budget, created on first use from `X-Request-Timeout-Ms`. */

@@ -62,11 +62,14 @@ describe('renderError', () => {
     expect(r.status).toBe(400);
     expect(r.body).toEqual({
       status: 'error',
+      result: null,
       error: {
         code: 'INVALID_ARGUMENT',
         message: 'Invalid request parameters: body.x: Extra inputs are not permitted',
         details: { validation_errors: [{ loc: ['body', 'x'], message: 'Extra inputs are not permitted', type: 'extra_forbidden' }] },
       },
+      telemetry: null,
+      profile: null,
     });
   });
 

@@ -8,6 +8,7 @@
 import { Code, codeName, CtxError, httpStatusOf as grpcHttpStatus } from '@ctxmesh/rpc';
 import { AwaitDoneAbortedError } from '@ctxmesh/stores';
 import { DomainError, RequestValidationError, toDomainError, type DomainEnvelope, type ValidationEnvelope } from '../domain';
+import { UnsupportedMediaTypeError } from './json';
 
 /**
  * A failure the gateway itself raises outside the contract's code table (409 on `create`,
@@ -81,6 +82,10 @@ export function renderError(err: unknown, requestId: string): HttpError {
   if (domain instanceof DomainError) return { status: domain.status, body: domain.toEnvelope(), fault: domain.status >= 500 };
   if (err instanceof GatewayError) {
     return { status: err.status, body: envelope(err.code, err.message, { ...err.details }), fault: err.status >= 500 && err.status !== 503 && err.status !== 504 };
+  }
+  if (err instanceof UnsupportedMediaTypeError) {
+    const details = { reason: 'UNSUPPORTED_MEDIA_TYPE', domain: 'gateway', request_id: requestId, content_type: err.contentType, accepted: ['application/json'] };
+    return { status: 415, body: envelope('INVALID_ARGUMENT', err.message, details), fault: false };
   }
   if (err instanceof CtxError) return renderCtxError(err, requestId);
   if (err instanceof AwaitDoneAbortedError && err.cause instanceof CtxError) return renderCtxError(err.cause, requestId);

@@ -1,4 +1,4 @@
-import { finiteJson, isJsonContentType, jsonErrorPosition, JsonBodyError, parseBody } from './json';
+import { finiteJson, isJsonContentType, jsonErrorPosition, JsonBodyError, parseBody, UnsupportedMediaTypeError } from './json';
 
 describe('jsonErrorPosition', () => {
   // Offsets as Python's json.loads reports them in JSONDecodeError.pos.
@@ -48,9 +48,11 @@ describe('parseBody', () => {
     expect(parseBody('', 'application/json')).toBeUndefined();
   });
 
-  it('parses JSON and keeps the raw text of other media types', () => {
+  it('parses JSON bodies and refuses other media types naming application/json', () => {
     expect(parseBody('{"q":1}', undefined)).toEqual({ q: 1 });
-    expect(parseBody('{"q":1}', 'text/plain')).toBe('{"q":1}');
+    expect(() => parseBody('{"q":1}', 'text/plain')).toThrow(UnsupportedMediaTypeError);
+    expect(() => parseBody('{"q":1}', 'text/plain')).toThrow(/application\/json/);
+    expect(parseBody('', 'text/plain')).toBeUndefined();
   });
 
   it('reports where malformed JSON fails', () => {

@@ -1,7 +1,7 @@
 /**
  * JSON in and out of the gateway: where a malformed body fails (for the §1.7 `json_invalid`
  * location, which FastAPI reports as Python's `JSONDecodeError.pos`), which bodies are parsed
- * as JSON at all, and the `Infinity`/`NaN` → `0.0` rule of §1.6.
+ * as JSON at all (others are a 415), and the `Infinity`/`NaN` → `0.0` rule of §1.6.
  */
 
 /** Python `json` whitespace. */
@@ -139,14 +139,27 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /**
+ * A body sent with a media type the gateway does not read (anything but JSON): a 415 that
+ * names `application/json`. FastAPI hands such bodies to validation as bytes, which then fail
+ * as "not an object" — a 400 that never says what to send instead.
+ */
+export class UnsupportedMediaTypeError extends Error {
+  override readonly name = 'UnsupportedMediaTypeError';
+  /** @param contentType the request's `Content-Type`, as sent */
+  constructor(readonly contentType: string) {
+    super(`Unsupported Content-Type '${contentType}': send the body as application/json`);
+  }
+}
+
+/**
  * Parse a request body. An empty body is absent (`undefined`, FastAPI's "Field required" at
- * `["body"]`); a non-JSON content type yields the raw text, which then fails model
- * validation as "not an object", as FastAPI hands such bodies to pydantic as bytes.
+ * `["body"]`), whatever its content type.
  * @throws JsonBodyError for malformed JSON
+ * @throws UnsupportedMediaTypeError for a non-empty body whose content type is not JSON
  */
 export function parseBody(text: string, contentType: string | undefined): unknown {
   if (text === '') return undefined;
-  if (!isJsonContentType(contentType)) return text;
+  if (!isJsonContentType(contentType)) throw new UnsupportedMediaTypeError(contentType ?? '');
   try {
     return JSON.parse(text) as unknown;
   } catch {

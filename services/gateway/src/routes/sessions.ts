@@ -22,20 +22,20 @@ export interface AppendResultJson {
 export function sessionRoutes(api: FastifyInstance, deps: GatewayDeps): void {
   const append = async (request: FastifyRequest, messages: sessions.CapturedMessage[]) => {
     const caller = callerOf(request);
-    const sessionId = sessionIdOf((request.params as { id: string }).id);
+    const sessionId = sessionIdOf((request.params as { sid: string }).sid);
     const res = await deps.sessions.appendMessages({ identity: protoIdentity(caller), sessionId, messages }, budgetOf(request, deps.deadlines));
     const result: AppendResultJson = { session_id: sessionId, message_count: res.messageCount, seqs: [...res.seqs] };
     return successEnvelope(result);
   };
 
-  api.post('/api/v1/sessions/:id/messages', async (request) => {
+  api.post('/api/v1/sessions/:sid/messages', async (request) => {
     // The path is checked before the body, as FastAPI validates path parameters first.
-    sessionIdOf((request.params as { id: string }).id);
+    sessionIdOf((request.params as { sid: string }).sid);
     return append(request, [validateMessageBody(request.body)]);
   });
 
-  api.post('/api/v1/sessions/:id/messages/batch', async (request) => {
-    sessionIdOf((request.params as { id: string }).id);
+  api.post('/api/v1/sessions/:sid/messages/batch', async (request) => {
+    sessionIdOf((request.params as { sid: string }).sid);
     return append(request, validateBatchBody(request.body));
   });
 }

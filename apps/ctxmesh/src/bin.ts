@@ -19,8 +19,8 @@ const SERVICES = ['gateway', 'orchestrator', 'gather', 'tier-reader', 'budget-re
 const USAGE = `usage:
   ctxmesh start                          run the whole mesh in one process (data in $CTXMESH_DATA_DIR, default ./.ctxmesh)
   ctxmesh serve <service>                run one service: ${SERVICES.join(', ')}
-  ctxmesh ingest <dir> [--user U] [--prefix viking://resources/x] [--url URL] [--concurrency N]
-  ctxmesh search "<query>" [--mode list|context|find] [--limit N] [--max-tokens N] [--purpose chat|coding] [--target URI] [--json] [--url URL]
+  ctxmesh ingest <dir> [--user U] [--prefix viking://resources/x] [--url URL] [--concurrency N]   (ingest --help)
+  ctxmesh search "<query>" [--mode list|context|find] [--limit N] [--max-tokens N] [--purpose chat|coding] [--target URI] [--json] [--url URL]   (search --help)
   ctxmesh dead-letters [--limit N] [--json] [--url URL]   writes accepted and later given up on (admins see their account's)
   ctxmesh probe <http://host:port | host:port>   exit 0 when healthy (container health checks)
   ctxmesh --version`;

@@ -6,7 +6,7 @@
 import { SingleBar, Presets } from 'cli-progress';
 import { stat } from 'node:fs/promises';
 import { fetchDeadLetters, formatDeadLetters } from './dead-letters';
-import { isUp } from './http';
+import { GatewayUrlError, identifyGateway, isUp, normalizeGatewayUrl } from './http';
 import { formatSummary, planIngest, runIngest } from './ingest';
 import { runSearch, type SearchArgs } from './search';
 
@@ -20,16 +20,38 @@ const int = (v: string | true | undefined, name: string): number | undefined => 
   return Number(v);
 };
 
-/** Find a gateway or start the mesh in process; returns its URL and a stop hook. */
-async function withGateway<T>(flags: Flags, env: Env, fn: (url: string, apiKey: string | undefined) => Promise<T>): Promise<T> {
+/** Where the command's messages about the gateway go (stderr: stdout is the command's output). */
+export type Say = (line: string) => void;
+
+/**
+ * Find the gateway and run `fn` against it. An explicit URL (`--url`, else `CTXMESH_URL`) must
+ * answer as a ctxmesh gateway, or the command fails with one line naming it. Without one, the
+ * local port (`GATEWAY_PORT`, default 1933) is used when a ctxmesh gateway answers there;
+ * otherwise the mesh runs in process on the data dir for the duration of the command. Which
+ * URL is used (name and version from `/health`) is said on `say`.
+ */
+export async function withGateway<T>(flags: Flags, env: Env, say: Say, fn: (url: string, apiKey: string | undefined) => Promise<T>): Promise<T> {
   const apiKey = str(flags['api-key']) ?? env.CTXMESH_API_KEY;
+  if (flags.url === true) throw new GatewayUrlError('--url needs a value: --url http://host:port or --url host:port');
   const explicit = str(flags.url) ?? env.CTXMESH_URL;
-  if (explicit) return fn(explicit, apiKey);
+  if (explicit) {
+    const id = await identifyGateway(normalizeGatewayUrl(explicit));
+    say(`using ${id.name} ${id.version} at ${id.url}${str(flags.url) ? '' : ' (CTXMESH_URL)'}`);
+    return fn(id.url, apiKey);
+  }
   const local = `http://127.0.0.1:${env.CTXMESH_PORT ?? env.GATEWAY_PORT ?? '1933'}`;
-  if (await isUp(local)) return fn(local, apiKey);
+  const found = await identifyGateway(local, 800).then(
+    (id) => id,
+    (err: Error) => err,
+  );
+  if (!(found instanceof Error)) {
+    say(`using ${found.name} ${found.version} at ${found.url}`);
+    return fn(found.url, apiKey);
+  }
   const { startMesh } = require('./mesh') as typeof import('./mesh');
   const { silentLogger } = require('@ctxmesh/runtime') as typeof import('@ctxmesh/runtime');
   const mesh = await startMesh({ env: { ...env, GATEWAY_PORT: '0' }, log: silentLogger() });
+  say(`${found.message}; running the mesh in process on ${mesh.dataDir} (${mesh.gatewayUrl})`);
   try {
     return await fn(mesh.gatewayUrl, apiKey);
   } finally {
@@ -37,8 +59,47 @@ async function withGateway<T>(flags: Flags, env: Env, fn: (url: string, apiKey: 
   }
 }
 
+const stderrSay: Say = (line) => process.stderr.write(`ctxmesh: ${line}\n`);
+
+/** `ctxmesh ingest --help`. */
+export const INGEST_HELP = `usage: ctxmesh ingest <dir> [options]
+
+Load every text file under <dir> through the gateway's write path (progress bar, then a summary).
+Files under a memories/<type>/ path become the user's memories; everything else becomes
+viking://resources/<folder>/… (code files get their outline as overview).
+
+options:
+  --user U            the user whose memories are written (default $CTXMESH_USER or "default")
+  --prefix URI        resource prefix instead of viking://resources/<folder> (e.g. viking://resources/docs)
+  --concurrency N     writes in flight (default 8)
+  --url URL           the gateway (http://host:port or host:port); default $CTXMESH_URL, else
+                      http://127.0.0.1:$GATEWAY_PORT (1933) when a ctxmesh gateway answers there,
+                      else the mesh runs in process on $CTXMESH_DATA_DIR for the command
+  --api-key KEY       sent as Bearer (default $CTXMESH_API_KEY)`;
+
+/** `ctxmesh search --help`. */
+export const SEARCH_HELP = `usage: ctxmesh search "<query>" [options]
+
+Print what an agent would get for a query.
+
+options:
+  --mode list|context|find   list hits (default), the context block, or /find
+  --limit N                  hits (list) or candidates (context)
+  --max-tokens N             context mode's budget (default 1600)
+  --purpose chat|coding      context mode's preset
+  --target URI               list mode's target (e.g. viking://resources/docs)
+  --json                     print the raw result
+  --url URL                  the gateway, as for ingest (default $CTXMESH_URL, then :$GATEWAY_PORT, then in process)
+  --api-key KEY              sent as Bearer (default $CTXMESH_API_KEY)`;
+
+const wantsHelp = (positionals: string[], flags: Flags) => flags.help !== undefined || positionals.includes('-h') || positionals[0] === 'help';
+
 /** `ctxmesh ingest <dir>`. */
-export async function ingestCommand(positionals: string[], flags: Flags, env: Env): Promise<number> {
+export async function ingestCommand(positionals: string[], flags: Flags, env: Env, say: Say = stderrSay): Promise<number> {
+  if (wantsHelp(positionals, flags)) {
+    process.stdout.write(INGEST_HELP + '\n');
+    return 0;
+  }
   const dir = positionals[0];
   if (!dir) throw new Error('ingest needs a directory: ctxmesh ingest <dir>');
   const s = await stat(dir).catch(() => null);
@@ -46,7 +107,7 @@ export async function ingestCommand(positionals: string[], flags: Flags, env: En
   const user = str(flags.user) ?? env.CTXMESH_USER ?? 'default';
   const { items, skipped } = await planIngest(dir, { user, prefix: str(flags.prefix) });
   const concurrency = int(flags.concurrency, 'concurrency') ?? 8;
-  return withGateway(flags, env, async (url, apiKey) => {
+  return withGateway(flags, env, say, async (url, apiKey) => {
     const tty = process.stderr.isTTY;
     const bar = tty ? new SingleBar({ format: 'ingest |{bar}| {value}/{total} {file}', hideCursor: true }, Presets.shades_classic) : null;
     bar?.start(items.length, 0, { file: '' });
@@ -65,7 +126,11 @@ export async function ingestCommand(positionals: string[], flags: Flags, env: En
 }
 
 /** `ctxmesh search "<query>"`. */
-export async function searchCommand(positionals: string[], flags: Flags, env: Env): Promise<number> {
+export async function searchCommand(positionals: string[], flags: Flags, env: Env, say: Say = stderrSay): Promise<number> {
+  if (wantsHelp(positionals, flags)) {
+    process.stdout.write(SEARCH_HELP + '\n');
+    return 0;
+  }
   const query = positionals.join(' ');
   if (!query.trim()) throw new Error('search needs a query: ctxmesh search "<query>"');
   const mode = (str(flags.mode) ?? 'list') as SearchArgs['mode'];
@@ -81,17 +146,17 @@ export async function searchCommand(positionals: string[], flags: Flags, env: En
     targetUri: str(flags.target),
     json: flags.json === true,
   };
-  return withGateway(flags, env, async (url, apiKey) => {
+  return withGateway(flags, env, say, async (url, apiKey) => {
     process.stdout.write((await runSearch(args, { url, apiKey })) + '\n');
     return 0;
   });
 }
 
 /** `ctxmesh dead-letters`: list the writes the indexer gave up on. */
-export async function deadLettersCommand(flags: Flags, env: Env): Promise<number> {
+export async function deadLettersCommand(flags: Flags, env: Env, say: Say = stderrSay): Promise<number> {
   const limit = int(flags.limit, 'limit') ?? 100;
   if (limit < 1 || limit > 1000) throw new Error('--limit must be from 1 to 1000');
-  return withGateway(flags, env, async (url, apiKey) => {
+  return withGateway(flags, env, say, async (url, apiKey) => {
     const rows = await fetchDeadLetters({ url, apiKey }, limit);
     process.stdout.write((flags.json === true ? JSON.stringify(rows, null, 2) : formatDeadLetters(rows)) + '\n');
     return 0;

@@ -1,7 +1,7 @@
 /** Start the gateway on a port (used by main.ts and by the all-in-one launcher). */
 import { checkHealth } from '@ctxmesh/rpc';
 import type { EventBus } from '@ctxmesh/stores';
-import type { Logger } from '@ctxmesh/runtime';
+import { ConfigError, type Logger } from '@ctxmesh/runtime';
 import { orchestratorClient } from './clients/orchestrator';
 import { sessionsClient } from './clients/sessions';
 import type { DeadlineConfig, ReceiveTimeouts } from './config';
@@ -83,6 +83,11 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
   } catch (err) {
     orchestrator.close();
     sessions.close();
+    // A busy port is the operator's to fix: say which variable moves it (printed as one line
+    // by runMain, like any configuration problem) instead of a stack trace.
+    if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      throw new ConfigError([`GATEWAY_PORT: port ${opts.port} on ${host} is already in use; set GATEWAY_PORT to a free port (or stop what listens there)`]);
+    }
     throw err;
   }
   const address = app.server.address();

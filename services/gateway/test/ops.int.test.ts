@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkHealth, closeHealthClients } from '@ctxmesh/rpc';
 import { InProcEventBus } from '@ctxmesh/stores';
+import { ConfigError } from '@ctxmesh/runtime';
 import { eventually } from '@ctxmesh/testing';
 import { EMPTY_SEARCH, harness, type Harness } from './fakes';
 import { runReadiness } from '../src/routes/ops';
@@ -22,7 +23,7 @@ describe('operations', () => {
     const res = await h.app.inject({ method: 'GET', url: '/health', headers: { 'content-type': 'application/json', authorization: 'Bearer wrong' } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.json()).toEqual({ status: 'ok', healthy: true, version: '9.9.9' });
+    expect(res.json()).toEqual({ status: 'ok', healthy: true, version: '9.9.9', name: 'ctxmesh' });
     expect(res.headers['x-process-time']).toMatch(/^\d+\.\d+(e-\d+)?$/);
     expect(Number(res.headers['x-process-time'])).toBeGreaterThanOrEqual(0);
   });
@@ -212,7 +213,7 @@ describe('startGateway', () => {
       const health = await fetch(`${gw.url}/health`, { headers: { authorization: 'Bearer x' } });
       expect(health.status).toBe(200);
       const pkg = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
-      expect(await health.json()).toEqual({ status: 'ok', healthy: true, version: pkg.version });
+      expect(await health.json()).toEqual({ status: 'ok', healthy: true, version: pkg.version, name: 'ctxmesh' });
       await eventually(async () => (await fetch(`${gw.url}/ready`)).status === 200);
       const ready = (await (await fetch(`${gw.url}/ready`)).json()) as { checks: unknown };
       expect(ready.checks).toEqual({ orchestrator: true, sessions: true, event_bus: true });
@@ -223,5 +224,26 @@ describe('startGateway', () => {
       await h.close();
     }
     await expect(fetch(`${gw.url}/health`)).rejects.toThrow();
+  });
+
+  it('startGateway - a busy port - ConfigError naming GATEWAY_PORT', async () => {
+    const h = await harness();
+    const bus = new InProcEventBus({ subjects: ['ctxmesh.ingest.>'] });
+    const opts = { log: pino({ level: 'silent' }), orchestratorAddr: h.orch.address, sessionsAddr: h.sess.address, bus };
+    const first = await startGateway({ ...opts, port: 0 });
+    try {
+      const err = await startGateway({ ...opts, port: first.port }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toEqual([
+        `GATEWAY_PORT: port ${first.port} on 127.0.0.1 is already in use; set GATEWAY_PORT to a free port (or stop what listens there)`,
+      ]);
+    } finally {
+      await first.stop();
+      await bus.close();
+      await h.close();
+    }
   });
 });

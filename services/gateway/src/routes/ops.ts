@@ -1,10 +1,13 @@
 /**
  * Operations routes, never authenticated (the plugins send auth headers to `/health` anyway):
- * `GET /health` (liveness, plugin-client §0), `GET /ready` (downstream readiness) and
+ * `GET /health` (liveness, plugin-client §0; `{status, healthy, version, name}`), `GET /ready` (downstream readiness) and
  * `GET /metrics` (Prometheus text).
  */
 import { deadLetters, registry } from '@ctxmesh/telemetry';
 import type { FastifyInstance } from 'fastify';
+
+/** `name` in `GET /health`: what a client checks before trusting the answers. */
+export const GATEWAY_NAME = 'ctxmesh';
 
 /** One readiness probe behind `GET /ready`. */
 export interface ReadinessCheck {
@@ -36,7 +39,8 @@ export async function runReadiness(checks: readonly ReadinessCheck[]): Promise<{
 
 /** Mount the operations routes. */
 export function opsRoutes(app: FastifyInstance, opts: OpsOptions): void {
-  app.get('/health', async () => ({ status: 'ok', healthy: true, version: opts.version }));
+  // `name` lets a client (the CLI) tell a ctxmesh gateway from whatever else answers on a port.
+  app.get('/health', async () => ({ status: 'ok', healthy: true, version: opts.version, name: GATEWAY_NAME }));
 
   app.get('/ready', async (_request, reply) => {
     const r = await runReadiness(opts.readiness);

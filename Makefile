@@ -26,4 +26,5 @@ up:
 down:
 	docker compose down
 k8s:
-	kubectl kustomize deploy/k8s/overlays/dev >/dev/null && kubectl kustomize deploy/k8s/overlays/prod >/dev/null
+	# Renders both overlays with kubectl kustomize (prod with secrets.env.example) and checks them.
+	node scripts/test.mjs --projects integration --path apps/ctxmesh/test/kustomize

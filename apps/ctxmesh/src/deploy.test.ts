@@ -145,7 +145,27 @@ function loadKustomization(dir: string): Kustomization {
     objects.push(...(statSync(p).isDirectory() ? loadKustomization(p).objects : docsOf(p)));
   }
   for (const c of (spec.components ?? []) as string[]) objects.push(...loadKustomization(resolve(dir, c)).objects);
+  // Generated ConfigMaps (the ones this kustomization creates; `merge` entries change one that
+  // an ancestor created and are checked where they apply).
+  for (const g of (spec.configMapGenerator ?? []) as Y[]) {
+    if (g.behavior === 'merge') continue;
+    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: g.name }, data: generatorData(dir, g) });
+  }
   return { dir, spec, objects };
+}
+
+/** The data of a configMapGenerator entry: its env files (`KEY=value`, `#` comments) and literals. */
+function generatorData(dir: string, g: Y): Record<string, string> {
+  const data: Record<string, string> = {};
+  const line = (l: string) => {
+    const t = l.trim();
+    if (t === '' || t.startsWith('#')) return;
+    const i = t.indexOf('=');
+    data[t.slice(0, i)] = t.slice(i + 1);
+  };
+  for (const f of (g.envs ?? []) as string[]) readFileSync(resolve(dir, f), 'utf8').split('\n').forEach(line);
+  for (const l of (g.literals ?? []) as string[]) line(l);
+  return data;
 }
 
 const byKind = (objects: Y[], kind: string) => objects.filter((o) => o.kind === kind);
@@ -161,8 +181,28 @@ function literalEnv(container: Y): Env {
   for (const e of (container.env ?? []) as Y[]) if (e.value !== undefined && e.value !== null) env[e.name] = String(e.value);
   return env;
 }
+
+/** The ConfigMaps a container takes its env from, in order (later ones win, as in Kubernetes). */
+function envFromMaps(container: Y, objects: Y[]): Y[] {
+  return ((container.envFrom ?? []) as Y[]).map((f) => {
+    const cm = find(objects, 'ConfigMap', f.configMapRef?.name);
+    if (!cm) throw new Error(`envFrom names a ConfigMap that is not generated: ${JSON.stringify(f)}`);
+    return cm;
+  });
+}
+
+/** A container's settings: its ConfigMaps' data, then its literal env (which wins). */
+function containerEnv(container: Y, objects: Y[] = base.objects): Env {
+  const env: Env = {};
+  for (const cm of envFromMaps(container, objects)) Object.assign(env, cm.data);
+  return { ...env, ...literalEnv(container) };
+}
+/** The variables a container takes from Secrets (secretKeyRef), by name. */
+const secretVars = (container: Y): string[] => ((container.env ?? []) as Y[]).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name as string);
+/** Settings shared by every ctxmesh server (ConfigMap ctxmesh-common); compose leaves them to the defaults. */
+const COMMON = (): Env => find(base.objects, 'ConfigMap', 'ctxmesh-common').data;
 const serverOf = (deployment: Y): Y => deployment.spec.template.spec.containers.find((c: Y) => c.name === 'server');
-const k8sEnv = (svc: string) => literalEnv(serverOf(find(base.objects, 'Deployment', svc)));
+const k8sEnv = (svc: string) => containerEnv(serverOf(find(base.objects, 'Deployment', svc)));
 const composeEnv = (svc: string): Env =>
   Object.fromEntries(Object.entries((compose.services[svc].environment ?? {}) as Record<string, unknown>).map(([k, v]) => [k, interpolate(String(v))]));
 
@@ -413,7 +453,7 @@ describe('deploy/k8s/base', () => {
   it('names gRPC ports grpc, probes readiness on health service "" and liveness on `liveness`', () => {
     for (const svc of SERVICES.filter((s) => s !== 'gateway')) {
       const c = serverOf(find(base.objects, 'Deployment', svc));
-      const port = portOf(literalEnv(c), svc);
+      const port = portOf(containerEnv(c), svc);
       expect(c.ports).toEqual([{ name: 'grpc', containerPort: port }]);
       expect(c.readinessProbe.grpc).toEqual({ port, service: '' });
       expect(c.livenessProbe.grpc).toEqual({ port, service: 'liveness' });
@@ -445,9 +485,9 @@ describe('deploy/k8s/base', () => {
   it('sets only variables the service reads, with values its configuration accepts', () => {
     for (const svc of SERVICES) {
       const c = serverOf(find(base.objects, 'Deployment', svc));
-      for (const e of c.env as Y[]) expect([svc, e.name, accepts(svc, e.name)]).toEqual([svc, e.name, true]);
-      expect(() => LOADERS[svc](literalEnv(c))).not.toThrow();
-      expect(literalEnv(c)[`${envPrefix(svc)}_HOST`]).toBe('0.0.0.0');
+      for (const name of [...Object.keys(containerEnv(c)), ...secretVars(c)]) expect([svc, name, accepts(svc, name)]).toEqual([svc, name, true]);
+      expect(() => LOADERS[svc](containerEnv(c))).not.toThrow();
+      expect(containerEnv(c)[`${envPrefix(svc)}_HOST`]).toBe('0.0.0.0');
     }
   });
 
@@ -481,10 +521,14 @@ describe('deploy/k8s/base', () => {
     }
   });
 
-  it('sets the same variables to the same values as docker-compose.yml', () => {
+  it('sets the same variables to the same values as docker-compose.yml (secrets aside)', () => {
     for (const svc of SERVICES) {
-      const fromCompose = Object.fromEntries(Object.entries(composeEnv(svc)).filter(([, v]) => v !== ''));
-      expect([svc, k8sEnv(svc)]).toEqual([svc, fromCompose]);
+      const secrets = secretVars(serverOf(find(base.objects, 'Deployment', svc)));
+      const fromCompose = Object.fromEntries(Object.entries(composeEnv(svc)).filter(([k, v]) => v !== '' && !secrets.includes(k)));
+      const settings = Object.fromEntries(Object.entries(k8sEnv(svc)).filter(([k]) => !(k in COMMON()) || k in fromCompose));
+      expect([svc, settings]).toEqual([svc, fromCompose]);
+      // A variable Kubernetes takes from a Secret is one compose reads from the shell.
+      for (const k of secrets) expect([svc, k, k in composeEnv(svc)]).toEqual([svc, k, true]);
     }
   });
 
@@ -545,7 +589,8 @@ describe('deploy/k8s kustomizations', () => {
       for (const r of (k.spec.replicas ?? []) as Y[]) {
         expect([r.name, byKind(scope, 'Deployment').concat(byKind(scope, 'StatefulSet')).some((w) => w.metadata.name === r.name)]).toEqual([r.name, true]);
       }
-      for (const i of (k.spec.images ?? []) as Y[]) expect(i.name).toBe(IMAGE_REPO);
+      const used = new Set([...base.objects, ...k.objects].flatMap((o) => ((o.spec?.template?.spec?.containers ?? []) as Y[]).map((c) => String(c.image).split(':')[0])));
+      for (const i of (k.spec.images ?? []) as Y[]) expect([k.dir, i.name, used.has(i.name)]).toEqual([k.dir, i.name, true]);
     }
   });
 
@@ -599,9 +644,12 @@ describe('deploy/k8s/components', () => {
     expect(patched.map((d) => d.metadata.name).sort()).toEqual(clients.sort());
     for (const d of patched) {
       const e = (d.spec.template.spec.containers[0].env as Y[]).find((x) => x.name === 'REDIS_URL');
-      expect(e.value).toBeNull();
-      expect(e.valueFrom.secretKeyRef.key).toBeDefined();
+      expect(e.value).toBeUndefined();
+      expect(e.valueFrom.secretKeyRef).toEqual({ name: 'ctxmesh-secrets', key: 'REDIS_URL' });
     }
+    // …and the in-cluster URL leaves their settings.
+    const removed = ((k.spec.patches ?? []) as Y[]).filter((p) => p.target?.kind === 'ConfigMap').map((p) => [p.target.name, (parse(p.patch) as Y[])[0]]);
+    expect(removed.sort()).toEqual(clients.sort().map((c) => [`${c}-config`, { op: 'remove', path: '/data/REDIS_URL' }]));
   });
 
   it('network-policies allow every call the mesh makes, and deny ingress by default', () => {
@@ -642,14 +690,14 @@ describe('deploy/k8s/components', () => {
   it('otel-collector sends every server’s traces to a collector Service that listens on OTLP/HTTP', () => {
     const k = comp('otel-collector');
     const svc = find(k.objects, 'Service', 'otel-collector');
-    const op = (parse(((k.spec.patches ?? []) as Y[])[0].patch) as Y[])[0];
-    const { host, port } = hostPort(op.value.value);
+    const merge = ((k.spec.configMapGenerator ?? []) as Y[]).find((g) => g.name === 'ctxmesh-common');
+    expect(merge.behavior).toBe('merge');
+    const endpoint = generatorData(k.dir, merge).OTEL_EXPORTER_OTLP_ENDPOINT;
+    const { host, port } = hostPort(endpoint);
     expect(host).toBe(svc.metadata.name);
     expect((svc.spec.ports as Y[]).some((p) => p.port === port)).toBe(true);
-    expect(op.value.name).toBe('OTEL_EXPORTER_OTLP_ENDPOINT');
-    // Every ctxmesh server is targeted.
-    const target = ((k.spec.patches ?? []) as Y[])[0].target;
-    expect(byKind(base.objects, 'Deployment').filter((d) => labelSelectorMatches(target.labelSelector, d.metadata.labels)).map((d) => d.metadata.name).sort()).toEqual(SERVICES);
+    // Every ctxmesh server reads the shared settings.
+    for (const d of byKind(base.objects, 'Deployment')) expect([d.metadata.name, envFromMaps(serverOf(d), base.objects)[0].metadata.name]).toEqual([d.metadata.name, 'ctxmesh-common']);
   });
 });
 

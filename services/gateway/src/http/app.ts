@@ -15,6 +15,7 @@ import { DomainError, invalidJsonBody, requestIdFrom, resolveIdentity, type Auth
 import { workspaceOf } from '../mapping/content';
 import { mcpRoutes } from '../mcp/routes';
 import { contentRoutes } from '../routes/content';
+import { inspectRoutes } from '../routes/inspect';
 import { opsRoutes, type ReadinessCheck } from '../routes/ops';
 import { retrieveRoutes } from '../routes/retrieve';
 import { searchRoutes } from '../routes/search';
@@ -131,6 +132,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   });
 
   opsRoutes(app, { version: deps.version ?? '0.0.0', readiness: deps.readiness ?? [], deadLetterCount: () => deps.bus.deadLetterCount() });
+  inspectRoutes(app, { auth: deps.auth, version: deps.version ?? '0.0.0' });
   void app.register(async (api) => {
     // Auth after the body is read, as FastAPI resolves it: malformed JSON is a 400 even
     // unauthenticated; field validation comes after the 401.

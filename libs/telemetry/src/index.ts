@@ -91,3 +91,13 @@ export function startTelemetry(serviceName: string, env: Record<string, string |
   sdk.start();
   return { tracing: true, shutdown: () => sdk.shutdown() };
 }
+
+/**
+ * The trace id of the span active in the current context (W3C hex, 32 characters), or null
+ * when tracing is off or nothing is being recorded. Context mode's `explain.trace_id`.
+ */
+export function activeTraceId(): string | null {
+  const { trace, isSpanContextValid } = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  const ctx = trace.getActiveSpan()?.spanContext();
+  return ctx && isSpanContextValid(ctx) ? ctx.traceId : null;
+}

@@ -20,6 +20,7 @@ function answer(over: Partial<orchestrator.AssembleContextResponse> = {}): orche
     statsJson: JSON.stringify({ rewrite: 'off' }),
     stages: [{ stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 1, reason: '' }],
     fates: [],
+    explainJson: '',
     ...over,
   };
 }

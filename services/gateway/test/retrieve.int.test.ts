@@ -22,6 +22,7 @@ const OK: orchestrator.RetrieveResponse = {
   tokensTotal: 3,
   droppedCount: 0,
   degradedStages: ['rerank'],
+  explainJson: '',
   stages: [
     { stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 4, reason: '' },
     { stage: 'rerank', status: common.StageStatus.STAGE_STATUS_SKIPPED, durationMs: 0, reason: 'BUDGET_EXHAUSTED' },
@@ -96,6 +97,24 @@ describe('POST /api/v1/retrieve', () => {
       },
     });
     expect(got.retrieve[0]).toMatchObject({ query: 'alpha', topK: 8, memoryK: 5, maxPerDocument: 2, timeBudgetMs: 1000, identity: { accountId: 'default', userId: 'default', workspace: '' } });
+  });
+
+  it('POST /api/v1/retrieve - explain true, then absent - explain passed through and asked for; absent keeps the bytes', async () => {
+    const explain = { trace_id: null, retrieval_trace_id: 'tr_abc', stages: [], candidates: [{ rank: 1, kind: 'passage', uri: 'viking://resources/a.md#p1', reason: 'served' }] };
+    answer = (req) => ({ ...OK, explainJson: req.explain ? JSON.stringify(explain) : '' });
+    const withExplain = await post({ query: 'alpha', explain: true });
+    expect(withExplain.statusCode).toBe(200);
+    expect(Object.keys(withExplain.json().result).at(-1)).toBe('explain');
+    expect(withExplain.json().result.explain).toEqual(explain);
+    expect(got.retrieve.at(-1)?.explain).toBe(true);
+    const plain = await post({ query: 'alpha' });
+    expect(got.retrieve.at(-1)?.explain).toBe(false);
+    expect(plain.json().result.explain).toBeUndefined();
+    expect(plain.body).toBe(withExplain.body.replace(`,"explain":${JSON.stringify(explain)}`, ''));
+    const bad = await post({ query: 'alpha', explain: [true] });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.details.validation_errors[0].loc).toEqual(['body', 'explain']);
+    answer = () => OK;
   });
 
   it('POST /api/v1/retrieve - workspace in the body and in X-Workspace - 200, the body wins, else the header', async () => {

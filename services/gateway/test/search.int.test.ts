@@ -58,6 +58,7 @@ function contextAnswer(stats: Record<string, unknown> = STATS, score = 0.42): or
     statsJson: JSON.stringify(stats),
     stages: [{ stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 3, reason: '' }],
     fates: [],
+    explainJson: '',
   };
 }
 
@@ -115,6 +116,33 @@ describe('POST /api/v1/search/find', () => {
     expect(withT.telemetry).toMatchObject({ summary: { operation: 'search.find' } });
     const without = (await post('/api/v1/search/find', { query: 'q' })).json();
     expect(Object.keys(without)).toEqual(['status', 'result']);
+  });
+});
+
+describe('explain (issue 14)', () => {
+  const EXPLAIN = { trace_id: null, packing: 'compat', stages: [{ stage: 'gather', outcome: 'ok', start_ms: 0.4, ms: 3.1 }], fill: { floor_tokens: 20, upgrade_tokens: 0 }, candidates: [] };
+
+  it.each([
+    ['/api/v1/search/search', { query: 'q', mode: 'context' }],
+    ['/api/v1/search/recall', { query: 'q' }],
+  ])('POST %s - explain true - the orchestrator is asked, result.explain comes last; without it the bytes are unchanged', async (url, body) => {
+    h.orch.script.assembleContext = async (req) => ({ ...contextAnswer(), explainJson: req.explain ? JSON.stringify(EXPLAIN) : '' });
+    const withExplain = await post(url, { ...body, explain: true });
+    expect(withExplain.statusCode).toBe(200);
+    expect(h.orch.assemble.at(-1)?.req.explain).toBe(true);
+    const result = withExplain.json().result;
+    expect(Object.keys(result)).toEqual(['entries', 'rendered', 'digest', 'stats', 'explain']);
+    expect(result.explain).toEqual(EXPLAIN);
+    const plain = await post(url, body);
+    expect(h.orch.assemble.at(-1)?.req.explain).toBe(false);
+    expect(plain.body).toBe(withExplain.body.replace(`,"explain":${JSON.stringify(EXPLAIN)}`, ''));
+  });
+
+  it('POST /api/v1/search/search - explain in list mode - 400, a context-only field', async () => {
+    const res = await post('/api/v1/search/search', { query: 'q', explain: true });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.message).toContain("explain require mode='context'");
+    expect(h.orch.search).toHaveLength(0);
   });
 });
 

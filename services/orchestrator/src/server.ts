@@ -50,7 +50,15 @@ export function createServer(deps: OrchestratorDeps): MountedService {
       search: (req, ctx) => listSearch(req, deps.ports, ctx.budget),
       assembleContext: async (req, ctx) => {
         const out = await assembleContext(req, deps.ports, ctx.budget, deps.settings, estimator, observe('context'));
-        return { entries: out.entries, rendered: out.rendered, digest: out.digest, statsJson: JSON.stringify(out.stats), stages: out.runner.toProto(), fates: out.fates };
+        return {
+          entries: out.entries,
+          rendered: out.rendered,
+          digest: out.digest,
+          statsJson: JSON.stringify(out.stats),
+          stages: out.runner.toProto(),
+          fates: out.fates,
+          explainJson: out.explain ? JSON.stringify(out.explain) : '',
+        };
       },
       retrieve: async (req, ctx) => {
         const out = await retrieve(req, deps.ports, ctx.budget, rs, estimator, {

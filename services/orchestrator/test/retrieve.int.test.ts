@@ -142,7 +142,7 @@ async function orchestratorWith(retrieveSettings: RetrieveSettings, traces: Trac
 
 const identity: common.Identity = { accountId: 'acme', userId: 'alice', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: 'req-1' };
 function request(over: Partial<orchestrator.RetrieveRequest>): orchestrator.RetrieveRequest {
-  return { identity, query: 'alpha', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOf: '', stages: [], tokenizer: '', ...over };
+  return { identity, query: 'alpha', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOf: '', stages: [], tokenizer: '', explain: false, ...over };
 }
 
 const configured = defaultRetrieveSettings({ modelConfigured: true, rerankConfigured: true, defaults: { query_rewrite: true, graph_assist: true, rerank: true } });

@@ -70,6 +70,7 @@ export const CONTEXT_ONLY_FIELDS = [
   'tokenizer',
   'time_budget_ms',
   'packing',
+  'explain',
 ] as const;
 
 const detailType = nullable(union(literal('auto', 'abstract', 'overview', 'full'), dict(literal('abstract', 'overview', 'full'))));
@@ -117,6 +118,8 @@ export const SEARCH_FIELDS: readonly FieldSpec[] = [
   { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
   { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
   { name: 'packing', type: literal(...PACKING_NAMES) },
+  // ctxmesh addition (issue 14): answer with `explain`.
+  { name: 'explain', type: bool },
 ];
 
 /** `RecallRequest` fields in declaration order. */
@@ -142,6 +145,7 @@ export const RECALL_FIELDS: readonly FieldSpec[] = [
   { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
   { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
   { name: 'packing', type: literal(...PACKING_NAMES) },
+  { name: 'explain', type: bool },
 ];
 
 /** What body validation needs from the caller and the clock. */
@@ -186,6 +190,8 @@ export interface ContextParams extends ContextRequest<FilterNode> {
   telemetry: boolean;
   /** Valid-time instant (`as_of`) as `YYYY-MM-DDTHH:MM:SS.mmmZ`; null/absent = now. */
   asOf?: string | null;
+  /** `explain: true`: the answer carries `explain` (absent = false, and the answer keeps its bytes). */
+  explain?: boolean;
 }
 
 /** `/recall` parameters: context parameters plus `stats.deprecated`. */
@@ -351,7 +357,13 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
     packing: (v.packing as Packing | undefined) ?? null,
     telemetry,
     ...asOfOf(v),
+    ...explainOf(v),
   };
+}
+
+/** `{explain: true}` when the body asks for it, else nothing (the parameters keep their v1 shape). */
+function explainOf(v: Values): { explain?: true } {
+  return v.explain === true ? { explain: true } : {};
 }
 
 /**
@@ -363,8 +375,9 @@ export function validateRecallBody(body: unknown, ctx: Pick<RequestContext, 'ide
   const { values } = validated(body, RECALL_FIELDS);
   checkContextKeys(values);
   const telemetry = parseTelemetry(values.telemetry as boolean | Values | undefined);
-  const input = { ...values } as unknown as RecallInput;
+  const { explain: _explain, ...recall } = values;
+  const input = { ...recall } as unknown as RecallInput;
   if (values.exclude_uris !== undefined) input.exclude_uris = normalizeExcludeUris(values.exclude_uris as string[], ctx.identity.userId);
   const { request, deprecated } = foldRecall(input);
-  return { ...request, filter: null, telemetry, deprecated };
+  return { ...request, filter: null, telemetry, deprecated, ...explainOf(values) };
 }

@@ -72,6 +72,8 @@ export const RETRIEVE_FIELDS: readonly FieldSpec[] = [
   { name: 'time_budget_ms', type: nullable(intRange({ ge: 1, le: 2 ** 31 - 1 })) },
   { name: 'stages', type: stagesType },
   { name: 'tokenizer', type: literal(...RETRIEVE_TOKENIZERS) },
+  // ctxmesh addition (issue 14): answer with `explain`.
+  { name: 'explain', type: bool },
 ];
 
 /** A validated retrieve body with the contract's defaults applied. */
@@ -100,6 +102,8 @@ export interface RetrieveParams {
   stages: Partial<Record<RetrieveStageName, boolean>>;
   /** Token counter. @default "estimate" */
   tokenizer: (typeof RETRIEVE_TOKENIZERS)[number];
+  /** `explain: true`: the answer carries `explain` (absent = false, the answer keeps its bytes). */
+  explain?: boolean;
 }
 
 const RELATIVE = /^\s*\d+[smhdw]\s*$/;
@@ -151,5 +155,6 @@ export function validateRetrieveBody(body: unknown): RetrieveParams {
     timeBudgetMs: (v.time_budget_ms as number | null | undefined) ?? null,
     stages: (v.stages as Partial<Record<RetrieveStageName, boolean>> | undefined) ?? {},
     tokenizer: (v.tokenizer as RetrieveParams['tokenizer'] | undefined) ?? 'estimate',
+    ...(v.explain === true ? { explain: true } : {}),
   };
 }

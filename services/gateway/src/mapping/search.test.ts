@@ -169,7 +169,7 @@ const entry = (origin: string): common.Entry => ({ uri: 'viking://resources/a', 
 
 describe('contextResult', () => {
   const stats = '{"searched":{"all":1},"candidates":1,"detail":null,"dedup":{"turns":0,"status":"off","cooled":0,"turn":null},"ignored":["level"]}';
-  const res = (statsJson: string, origin = 'self'): orchestrator.AssembleContextResponse => ({ entries: [entry(origin)], rendered: '<memory/>', digest: '', statsJson, stages: [], fates: [] });
+  const res = (statsJson: string, origin = 'self'): orchestrator.AssembleContextResponse => ({ entries: [entry(origin)], rendered: '<memory/>', digest: '', statsJson, stages: [], fates: [], explainJson: '' });
 
   it('keeps entry and stats key order, and nulls inside stats', () => {
     const r = contextResult(res(stats));

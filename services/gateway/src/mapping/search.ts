@@ -91,7 +91,7 @@ export function toAssembleContextRequest(p: ContextParams, caller: Caller): orch
     codeOutline: true,
     // "" lets the orchestrator apply the server's default (CTXMESH_CONTEXT_PACKING).
     packing: p.packing ?? '',
-    explain: false,
+    explain: p.explain === true,
   };
 }
 
@@ -153,6 +153,8 @@ export interface ContextResultJson {
   rendered: string;
   digest: string;
   stats: Record<string, unknown>;
+  /** Only with `explain: true` (issue 14): the orchestrator's explain object, as it sent it. */
+  explain?: Record<string, unknown>;
 }
 
 /** Thrown when the orchestrator's `stats_json` is not a JSON object (a mesh fault → 500). */
@@ -166,13 +168,21 @@ export class StatsJsonError extends Error {
  */
 export function parseStats(json: string): Record<string, unknown> {
   if (json === '') return {};
+  return parseJsonObject(json, 'stats_json');
+}
+
+/**
+ * Parse a JSON object field of a mesh answer, keeping its key order.
+ * @throws StatsJsonError when it is not a JSON object
+ */
+export function parseJsonObject(json: string, field: string): Record<string, unknown> {
   let v: unknown;
   try {
     v = JSON.parse(json);
   } catch (e) {
-    throw new StatsJsonError(`stats_json is not JSON: ${(e as Error).message}`);
+    throw new StatsJsonError(`${field} is not JSON: ${(e as Error).message}`);
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new StatsJsonError('stats_json is not a JSON object');
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new StatsJsonError(`${field} is not a JSON object`);
   return v as Record<string, unknown>;
 }
 
@@ -197,7 +207,7 @@ export function contextResult(res: orchestrator.AssembleContextResponse, shaping
     delete stats.deprecated;
     stats.deprecated = shaping.deprecated;
   }
-  return {
+  const out: ContextResultJson = {
     entries: res.entries.map((e) => {
       const entry: EntryJson = { uri: e.uri, category: e.category, score: e.score, detail: e.detail, text: e.text };
       if (e.origin !== '') entry.origin = e.origin;
@@ -207,6 +217,8 @@ export function contextResult(res: orchestrator.AssembleContextResponse, shaping
     digest: res.digest,
     stats,
   };
+  if (res.explainJson !== '') out.explain = parseJsonObject(res.explainJson, 'explain_json');
+  return out;
 }
 
 /** The `telemetry` member of a success envelope. */

@@ -39,6 +39,7 @@ describe('retrieveResult', () => {
     tokensTotal: 6,
     droppedCount: 0,
     degradedStages: ['rerank'],
+    explainJson: '',
     stages: [
       { stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 3.14159, reason: '' },
       { stage: 'rerank', status: common.StageStatus.STAGE_STATUS_SKIPPED, durationMs: 0, reason: 'BUDGET_EXHAUSTED' },

@@ -14,7 +14,7 @@ import type { DeadlineConfig } from '../config';
 import { validateRetrieveBody, type RetrieveParams } from '../domain/retrieve';
 import { budgetOf, callerOf } from '../http/context';
 import { finiteJson } from '../http/json';
-import { protoIdentity, successEnvelope, type Caller } from '../mapping/search';
+import { parseJsonObject, protoIdentity, successEnvelope, type Caller } from '../mapping/search';
 
 /** What the routes need from the orchestrator. */
 export interface RetrievePort {
@@ -53,6 +53,8 @@ export interface RetrieveResultJson {
   dropped_count: number;
   searchMeta: { degradedStages: string[]; stageMs: Record<string, number>; budgetMs: number | null };
   trace_id: string | null;
+  /** Only with `explain: true` (issue 14). */
+  explain?: Record<string, unknown>;
 }
 
 /**
@@ -73,6 +75,7 @@ export function toRetrieveRequest(p: RetrieveParams, caller: Caller): orchestrat
     timeBudgetMs: p.timeBudgetMs ?? undefined,
     stages: Object.entries(p.stages).map(([name, enabled]) => ({ name, enabled: enabled === true })),
     tokenizer: p.tokenizer,
+    explain: p.explain === true,
   };
 }
 
@@ -85,7 +88,7 @@ export function stageMsOf(stages: readonly common.StageResult[]): Record<string,
 
 /** The orchestrator's answer as the contract's `result`. */
 export function retrieveResult(res: orchestrator.RetrieveResponse): RetrieveResultJson {
-  return {
+  const out: RetrieveResultJson = {
     passages: res.passages.map((p) => ({ id: p.id, uri: p.uri, doc_uri: p.docUri, text: p.text, score: p.score, tokens: p.tokens, citation: p.citation })),
     memories: res.memories.map((m) => ({ uri: m.uri, text: m.text, score: m.score, tokens: m.tokens, subject: m.subject })),
     groupMemories: res.groupMemories.map((m) => ({ uri: m.uri, text: m.text, score: m.score, tokens: m.tokens })),
@@ -95,6 +98,8 @@ export function retrieveResult(res: orchestrator.RetrieveResponse): RetrieveResu
     searchMeta: { degradedStages: [...res.degradedStages], stageMs: stageMsOf(res.stages), budgetMs: res.budgetMs ?? null },
     trace_id: res.traceId || null,
   };
+  if (res.explainJson !== '') out.explain = parseJsonObject(res.explainJson, 'explain_json');
+  return out;
 }
 
 /** Mount the retrieve routes on an authenticated scope. */

@@ -61,7 +61,10 @@ describe('ledger handlers', () => {
     expect(await record(h, { turn: t0.turn, entries: [{ uri: 'viking://resources/a.md', detail: 'full' }, { uri: 'viking://resources/b.md', detail: 'uri' }] })).toEqual({
       status: 'ok',
     });
-    expect((await begin(h, {})).cooledUris).toEqual(['viking://resources/a.md']);
+    const cooled = await begin(h, {});
+    expect(cooled.cooledUris).toEqual(['viking://resources/a.md']);
+    // The turn it was served in rides along, for explain's cooled_turn.
+    expect(cooled.cooledTurns).toEqual([0]);
     expect((await begin(h, {})).cooledUris).toEqual([]);
   });
 

@@ -70,7 +70,12 @@ function fakePorts(over: Partial<Record<string, unknown>> = {}) {
           excluded: 0,
           retrievalErrors: [],
           evidence: undefined,
-          fates: [],
+          fates: req.explain
+            ? [
+                { uri: 'viking://x/cooled.md', category: 'resources', score: 0.5, rankedScore: 0.5, fate: 'cooled', tier: '', costs: [] },
+                { uri: 'viking://resources/ex.md', category: 'resources', score: 0.3, rankedScore: 0.3, fate: 'excluded', tier: '', costs: [] },
+              ]
+            : [],
         };
       },
       gatherPassages: async () => ({ passages: [], memories: [], groupMemories: [] }),
@@ -93,7 +98,17 @@ function fakePorts(over: Partial<Record<string, unknown>> = {}) {
             maxTokens: req.maxTokens, usedTokens: 40, perEntryCap: 1600, returned: req.items.length, dropped: 0, deduped: 0, detailJson: 'null',
             tierCounts: [{ name: 'abstract', count: req.items.length }], floorTokens: 40, overviewUpgrades: 0, fullUpgrades: 0, spareUpgrades: 0, belowFloor: 0,
           },
-          fates: [],
+          fates: req.explain
+            ? req.items.map((i) => ({
+                uri: i.uri,
+                category: i.category,
+                score: i.score,
+                rankedScore: i.rankedScore,
+                fate: 'served',
+                tier: 'abstract',
+                costs: [{ tier: 'uri', tokens: 12 }, { tier: 'abstract', tokens: 14 }, { tier: 'overview' }, { tier: 'full', tokens: Infinity }],
+              }))
+            : [],
         };
       },
       countTokens: async () => ({ counts: [] }),
@@ -172,6 +187,30 @@ describe('assembleContext', () => {
     expect((calls.gatherCandidates[0] as { excludedUris: string[] }).excludedUris).toEqual(['viking://x/ex.md', 'viking://x/cooled.md']);
     expect(out.stats.dedup).toEqual({ turns: 5, status: 'ok', cooled: 1, turn: 3 });
     expect(calls.recordServed[0]).toMatchObject({ turn: 3, dedupTurns: 5, entries: [{ uri: 'viking://user/default/memories/events/a.md', detail: 'abstract' }, { uri: 'viking://resources/docs/api.md', detail: 'abstract' }] });
+  });
+
+  it('explains every candidate from the fates: the plan ones in rank order, then the gathering ones, a cooled URI with its turn; only when asked', async () => {
+    const { ports, calls } = fakePorts();
+    const plain = await run(request({ sessionId: 's1', dedupTurns: 5, excludeUris: ['viking://resources/ex.md'], queryExpansion: 'off' }), ports);
+    expect(plain.explain).toBeUndefined();
+    expect((calls.planRender[0] as { explain: boolean }).explain).toBe(false);
+    const out = await run(request({ sessionId: 's1', dedupTurns: 5, excludeUris: ['viking://resources/ex.md'], queryExpansion: 'off', explain: true }), ports);
+    expect((calls.planRender[1] as { explain: boolean }).explain).toBe(true);
+    const e = out.explain!;
+    expect(e.packing).toBe('compat');
+    expect(e.trace_id).toBeNull();
+    expect(e.fill).toEqual({ floor_tokens: 40, upgrade_tokens: 0 });
+    const served = { uri: 12, abstract: 14, overview: null, full: null };
+    expect(e.candidates).toEqual([
+      { rank: 1, uri: 'viking://user/default/memories/events/a.md', category: 'events', origin: 'self', score: 0.71, ranked_score: 0.71, tier: 'abstract', tokens: served, reason: 'served' },
+      { rank: 2, uri: 'viking://resources/docs/api.md', category: 'resources', origin: 'self', score: 0.42, ranked_score: 0.42, tier: 'abstract', tokens: served, reason: 'served' },
+      { rank: null, uri: 'viking://x/cooled.md', category: 'resources', origin: null, score: 0.5, ranked_score: 0.5, tier: null, tokens: { uri: null, abstract: null, overview: null, full: null }, reason: 'cooled', cooled_turn: 1 },
+      { rank: null, uri: 'viking://resources/ex.md', category: 'resources', origin: null, score: 0.3, ranked_score: 0.3, tier: null, tokens: { uri: null, abstract: null, overview: null, full: null }, reason: 'excluded' },
+    ]);
+    // Every stage, in run order, on one time line.
+    expect(e.stages.map((x) => x.stage)).toEqual(out.runner.records.map((r) => r.stage));
+    for (let i = 1; i < e.stages.length; i++) expect(e.stages[i].start_ms).toBeGreaterThanOrEqual(e.stages[i - 1].start_ms);
+    expect(e.stages.find((x) => x.stage === 'gather')).toMatchObject({ outcome: 'ok' });
   });
 
   it('reports no turn when the ledger answers unavailable', async () => {

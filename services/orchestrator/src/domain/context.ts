@@ -6,6 +6,8 @@
 import { DEFAULT_PACKING, planEvidenceReads, resolvePacking, UnknownPackingError, type Packing } from '@ctxmesh/kernel';
 import type { budgetRender, common, gather, orchestrator, tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, isCode, type Budget } from '@ctxmesh/rpc';
+import { activeTraceId } from '@ctxmesh/telemetry';
+import { contextExplain, type ContextExplain } from './explain';
 import type { Ports } from './ports';
 import { LatencyEstimator, StageRunner, statusOutcome, type StageRecord } from './stages';
 
@@ -50,6 +52,8 @@ export interface ContextResult {
   runner: StageRunner;
   /** With `explain`: the fate of every node considered (gathering's, then planning's). */
   fates: common.CandidateFate[];
+  /** The `explain` object, only when the request asked for it. */
+  explain?: ContextExplain;
 }
 
 /** Dedup stats (context-contract §6.3 `dedup`). */
@@ -393,7 +397,19 @@ export async function assembleContext(
   const fates = req.explain
     ? [...gathered.fates.map((f) => (f.fate === 'cooled' && cooledAt.has(f.uri) ? { ...f, cooledTurn: cooledAt.get(f.uri) } : f)), ...plan.fates]
     : [];
-  return { entries, rendered, digest, stats, stages: runner.records, runner, fates };
+  const explain = req.explain
+    ? contextExplain({
+        traceId: activeTraceId(),
+        packing,
+        candidates,
+        gatherFates: fates.slice(0, fates.length - plan.fates.length),
+        planFates: plan.fates,
+        records: runner.records,
+        usedTokens: s.usedTokens,
+        floorTokens: s.floorTokens,
+      })
+    : undefined;
+  return { entries, rendered, digest, stats, stages: runner.records, runner, fates, ...(explain ? { explain } : {}) };
 }
 
 /**

@@ -20,7 +20,7 @@ import type { TraceRecord, TraceSink } from './trace';
 const identity: common.Identity = { accountId: 'acme', userId: 'alice', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: 'r1' };
 
 function req(over: Partial<orchestrator.RetrieveRequest> = {}): orchestrator.RetrieveRequest {
-  return { identity, query: 'rollback', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOf: '', stages: [], tokenizer: '', ...over };
+  return { identity, query: 'rollback', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOf: '', stages: [], tokenizer: '', explain: false, ...over };
 }
 
 const pref = (uri: string, score: number, over: Partial<gather.PassageRef> = {}): gather.PassageRef => ({

@@ -9,6 +9,8 @@
  * clamped to what remains, and degrade into `degradedStages` when skipped for budget, failed or
  * timed out. The answer is always well-formed.
  */
+import { activeTraceId } from '@ctxmesh/telemetry';
+import { retrieveExplain } from './explain';
 import type { gather, orchestrator, rewrite } from '@ctxmesh/proto';
 import { Code, CtxError, type Budget } from '@ctxmesh/rpc';
 import type { Ports } from './ports';
@@ -332,6 +334,7 @@ export async function retrieve(
     stages: runner.toProto(),
     budgetMs: timeBudgetMs ?? undefined,
     traceId: '',
+    explainJson: '',
   };
 
   // 8. Trace (when on): one row, its id in the answer; a failed write leaves trace_id null.
@@ -378,6 +381,22 @@ export async function retrieve(
     );
     if (ok) response.traceId = id;
     else trace = null;
+  }
+  if (req.explain) {
+    const explain = retrieveExplain({
+      traceId: activeTraceId(),
+      retrievalTraceId: response.traceId || null,
+      candidates,
+      ranked,
+      dropped,
+      passageTokens: tokensOf,
+      memories: [
+        ...response.memories.map((m) => ({ uri: m.uri, score: m.score, tokens: m.tokens, group: false })),
+        ...response.groupMemories.map((m) => ({ uri: m.uri, score: m.score, tokens: m.tokens, group: true })),
+      ],
+      records: runner.records,
+    });
+    response.explainJson = JSON.stringify(explain);
   }
   return { response, runner, trace };
 }

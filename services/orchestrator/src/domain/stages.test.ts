@@ -29,7 +29,7 @@ describe('StageRunner', () => {
     });
     expect(out).toBeUndefined();
     expect(entered).toBe(false);
-    expect(r.records).toEqual([{ stage: 'rerank', outcome: 'skipped', ms: 0, reason: 'BUDGET_EXHAUSTED', optional: true }]);
+    expect(r.records).toEqual([{ stage: 'rerank', outcome: 'skipped', ms: 0, startMs: 0, reason: 'BUDGET_EXHAUSTED', optional: true }]);
     expect(r.degraded()).toEqual(['rerank']);
   });
 

@@ -67,6 +67,8 @@ export interface StageRecord {
   outcome: StageOutcome;
   /** Wall time in ms (0 when skipped). */
   ms: number;
+  /** When the stage started (or was skipped), ms since the request started. */
+  startMs: number;
   /** Reason of a skip or failure, e.g. `BUDGET_EXHAUSTED`, `NOT_CONFIGURED`. */
   reason: string;
   /** True for optional stages. */
@@ -145,10 +147,10 @@ export class StageRunner {
     const t0 = this.now();
     try {
       const out = await run(this.opts.budget);
-      this.push({ stage, outcome: 'ok', ms: this.now() - t0, reason: '', optional: false });
+      this.push({ stage, outcome: 'ok', ms: this.now() - t0, startMs: t0 - this.started, reason: '', optional: false });
       return out;
     } catch (err) {
-      this.push({ stage, outcome: 'failed', ms: this.now() - t0, reason: reasonOf(err), optional: false });
+      this.push({ stage, outcome: 'failed', ms: this.now() - t0, startMs: t0 - this.started, reason: reasonOf(err), optional: false });
       throw err;
     } finally {
       this.opts.estimator.record(stage, this.now() - t0);
@@ -157,7 +159,7 @@ export class StageRunner {
 
   /** Record an optional stage that was not entered because it is not configured or not asked for. */
   notRun(stage: string, reason: string): void {
-    this.push({ stage, outcome: 'skipped', ms: 0, reason, optional: true });
+    this.push({ stage, outcome: 'skipped', ms: 0, startMs: this.elapsedMs(), reason, optional: true });
   }
 
   /**
@@ -171,7 +173,7 @@ export class StageRunner {
     const deadlineLeft = this.opts.budget.remainingMs() - this.opts.reserveMs;
     const left = Math.min(timeLeft - this.opts.reserveMs, deadlineLeft);
     if (left <= 0 || expected > left) {
-      this.push({ stage, outcome: 'skipped', ms: 0, reason: 'BUDGET_EXHAUSTED', optional: true });
+      this.push({ stage, outcome: 'skipped', ms: 0, startMs: this.elapsedMs(), reason: 'BUDGET_EXHAUSTED', optional: true });
       return undefined;
     }
     const timeoutMs = Math.max(1, Math.floor(Math.min(capMs, left)));
@@ -181,19 +183,19 @@ export class StageRunner {
       const out = await run(child, timeoutMs);
       const ms = this.now() - t0;
       this.opts.estimator.record(stage, ms);
-      this.push({ stage, outcome: 'ok', ms, reason: '', optional: true });
+      this.push({ stage, outcome: 'ok', ms, startMs: t0 - this.started, reason: '', optional: true });
       return out;
     } catch (err) {
       const ms = this.now() - t0;
       this.opts.estimator.record(stage, ms);
       if (err instanceof StageNotRunError) {
-        this.push({ stage, outcome: 'skipped', ms: 0, reason: err.reason, optional: true });
+        this.push({ stage, outcome: 'skipped', ms: 0, startMs: t0 - this.started, reason: err.reason, optional: true });
         return undefined;
       }
       // The request's own deadline is not an optional stage's failure to absorb.
       if (this.opts.budget.exhausted) throw err;
       const timedOut = isCode(err, Code.DEADLINE_EXCEEDED) || child.remainingMs() <= 0;
-      this.push({ stage, outcome: timedOut ? 'timeout' : 'failed', ms, reason: reasonOf(err), optional: true });
+      this.push({ stage, outcome: timedOut ? 'timeout' : 'failed', ms, startMs: t0 - this.started, reason: reasonOf(err), optional: true });
       return undefined;
     }
   }

@@ -150,7 +150,7 @@ export interface AssembleContextRequest {
   codeOutline: boolean;
   /** "compat" or "evidence"; "" = the server's default (CTXMESH_CONTEXT_PACKING). */
   packing: string;
-  /** Also return the fate of every candidate considered (internal; no REST response shows it yet). */
+  /** Also return the fate of every candidate considered (fates) and the `explain` object (explain_json). */
   explain: boolean;
 }
 
@@ -171,6 +171,8 @@ export interface AssembleContextResponse {
   stages: StageResult[];
   /** With explain: gathering's fates, then planning's, one per node considered. */
   fates: CandidateFate[];
+  /** The `explain` object as JSON ("" unless the request asked for it). */
+  explainJson: string;
 }
 
 /** Retrieve input (retrieve-contract). */
@@ -207,6 +209,8 @@ export interface RetrieveRequest {
   stages: StageRequest[];
   /** Tokenizer. */
   tokenizer: string;
+  /** Answer with explain_json: every passage and memory considered and its fate. */
+  explain: boolean;
 }
 
 /** An explicit stage request. */
@@ -285,6 +289,8 @@ export interface RetrieveResponse {
     | undefined;
   /** Trace id ("" = none). */
   traceId: string;
+  /** The `explain` object as JSON ("" unless the request asked for it). */
+  explainJson: string;
 }
 
 /** ReadContent input. */
@@ -1606,7 +1612,7 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
 };
 
 function createBaseAssembleContextResponse(): AssembleContextResponse {
-  return { entries: [], rendered: "", digest: "", statsJson: "", stages: [], fates: [] };
+  return { entries: [], rendered: "", digest: "", statsJson: "", stages: [], fates: [], explainJson: "" };
 }
 
 export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
@@ -1628,6 +1634,9 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     }
     for (const v of message.fates) {
       CandidateFate.encode(v!, writer.uint32(50).fork()).join();
+    }
+    if (message.explainJson !== "") {
+      writer.uint32(82).string(message.explainJson);
     }
     return writer;
   },
@@ -1693,6 +1702,14 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
             message.fates.push(CandidateFate.decode(reader, reader.uint32()));
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.explainJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1717,6 +1734,11 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
         : "",
       stages: globalThis.Array.isArray(object?.stages) ? object.stages.map((e: any) => StageResult.fromJSON(e)) : [],
       fates: globalThis.Array.isArray(object?.fates) ? object.fates.map((e: any) => CandidateFate.fromJSON(e)) : [],
+      explainJson: isSet(object.explainJson)
+        ? globalThis.String(object.explainJson)
+        : isSet(object.explain_json)
+        ? globalThis.String(object.explain_json)
+        : "",
     };
   },
 
@@ -1740,6 +1762,9 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     if (message.fates?.length) {
       obj.fates = message.fates.map((e) => CandidateFate.toJSON(e));
     }
+    if (message.explainJson !== "") {
+      obj.explainJson = message.explainJson;
+    }
     return obj;
   },
 
@@ -1754,6 +1779,7 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     message.statsJson = object.statsJson ?? "";
     message.stages = object.stages?.map((e) => StageResult.fromPartial(e)) || [];
     message.fates = object.fates?.map((e) => CandidateFate.fromPartial(e)) || [];
+    message.explainJson = object.explainJson ?? "";
     return message;
   },
 };
@@ -1772,6 +1798,7 @@ function createBaseRetrieveRequest(): RetrieveRequest {
     timeBudgetMs: undefined,
     stages: [],
     tokenizer: "",
+    explain: false,
   };
 }
 
@@ -1812,6 +1839,9 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     }
     if (message.tokenizer !== "") {
       writer.uint32(98).string(message.tokenizer);
+    }
+    if (message.explain !== false) {
+      writer.uint32(240).bool(message.explain);
     }
     return writer;
   },
@@ -1925,6 +1955,14 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
             message.tokenizer = reader.string();
             continue;
           }
+          case 30: {
+            if (tag !== 240) {
+              break;
+            }
+
+            message.explain = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1981,6 +2019,7 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
         ? object.stages.map((e: any) => StageRequest.fromJSON(e))
         : [],
       tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
+      explain: isSet(object.explain) ? globalThis.Boolean(object.explain) : false,
     };
   },
 
@@ -2022,6 +2061,9 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     if (message.tokenizer !== "") {
       obj.tokenizer = message.tokenizer;
     }
+    if (message.explain !== false) {
+      obj.explain = message.explain;
+    }
     return obj;
   },
 
@@ -2044,6 +2086,7 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     message.timeBudgetMs = object.timeBudgetMs ?? undefined;
     message.stages = object.stages?.map((e) => StageRequest.fromPartial(e)) || [];
     message.tokenizer = object.tokenizer ?? "";
+    message.explain = object.explain ?? false;
     return message;
   },
 };
@@ -2572,6 +2615,7 @@ function createBaseRetrieveResponse(): RetrieveResponse {
     stages: [],
     budgetMs: undefined,
     traceId: "",
+    explainJson: "",
   };
 }
 
@@ -2606,6 +2650,9 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
     }
     if (message.traceId !== "") {
       writer.uint32(82).string(message.traceId);
+    }
+    if (message.explainJson !== "") {
+      writer.uint32(242).string(message.explainJson);
     }
     return writer;
   },
@@ -2703,6 +2750,14 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
             message.traceId = reader.string();
             continue;
           }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.explainJson = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2755,6 +2810,11 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
         : isSet(object.trace_id)
         ? globalThis.String(object.trace_id)
         : "",
+      explainJson: isSet(object.explainJson)
+        ? globalThis.String(object.explainJson)
+        : isSet(object.explain_json)
+        ? globalThis.String(object.explain_json)
+        : "",
     };
   },
 
@@ -2790,6 +2850,9 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
     if (message.traceId !== "") {
       obj.traceId = message.traceId;
     }
+    if (message.explainJson !== "") {
+      obj.explainJson = message.explainJson;
+    }
     return obj;
   },
 
@@ -2808,6 +2871,7 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
     message.stages = object.stages?.map((e) => StageResult.fromPartial(e)) || [];
     message.budgetMs = object.budgetMs ?? undefined;
     message.traceId = object.traceId ?? "";
+    message.explainJson = object.explainJson ?? "";
     return message;
   },
 };

@@ -6,7 +6,8 @@
 //   4. real Redis and NATS JetStream: taken from REDIS_URL/NATS_URL, else found on their
 //      standard local ports, else started from the machine's redis-server/nats-server on
 //      free ports (stopped by PID at the end). If none can be had, fail loudly: never skip;
-//   5. jest: unit, integration and e2e projects.
+//   5. jest: unit, integration and e2e projects (e2e includes the inspector's test in Debian's
+//      Chromium, /usr/bin/chromium, and the Kustomize render needs kubectl: both must be installed).
 // Flags: --projects unit,integration,e2e   --path <regex>   --quick (skip steps 1–3)
 //        --own-servers (always start private redis-server/nats-server, ignoring running ones)
 //        anything after `--` goes to jest.
@@ -152,6 +153,8 @@ if (!quick) {
   step('generated code', 'node', ['scripts/gen-check.mjs']);
   step('build', 'npx', ['tsc', '--build']);
   step('type-check tests', 'npx', ['tsc', '-p', 'tsconfig.test.json']);
+  // The inspector page is plain browser JavaScript with JSDoc types, checked against the DOM.
+  step('type-check the inspector page', 'npx', ['tsc', '-p', 'services/gateway/inspect/tsconfig.json']);
   step('lint', 'npx', ['eslint', '--max-warnings=0', '.']);
 }
 
@@ -166,6 +169,14 @@ if (needsServers) {
     process.exit(1);
   }
   console.log(`REDIS_URL=${env.REDIS_URL} NATS_URL=${env.NATS_URL}`);
+}
+
+// The inspector's browser test drives Debian's Chromium; without it the e2e run would fail
+// late, so say it first (never skip: .ci/run installs it).
+if (projects.includes('e2e') && !existsSync('/usr/bin/chromium')) {
+  console.error('\n✗ /usr/bin/chromium is missing: the inspector browser test needs it (apt-get install -y chromium; .ci/run does)');
+  cleanup();
+  process.exit(1);
 }
 
 // Paths go before --selectProjects: that flag takes a list and would swallow them.

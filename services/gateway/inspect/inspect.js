@@ -26,6 +26,8 @@ function el(tag, attrs = {}, children = []) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (k === 'text') e.textContent = String(v);
+    // Through the CSSOM: the page's CSP (style-src 'self') refuses style attributes.
+    else if (k === 'style') e.style.cssText = String(v);
     else e.setAttribute(k, String(v));
   }
   for (const c of children) e.append(c);
@@ -302,7 +304,9 @@ async function main() {
   config = await res.json();
   $('version').textContent = `${config.name} ${config.version} · auth ${config.auth_mode}`;
   fillForm();
-  if (config.auth_mode === 'api_key' && !sessionStorage.getItem(KEY_STORAGE)) showKeyPrompt();
+  // Without a key nothing is asked: the key form runs the view once the key is given.
+  const needsKey = config.auth_mode === 'api_key' && !sessionStorage.getItem(KEY_STORAGE);
+  if (needsKey) showKeyPrompt();
   $('query-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
     readForm();
@@ -331,7 +335,7 @@ async function main() {
     });
   }
   pushState();
-  if (state.view !== 'query' || state.q) runView();
+  if (!needsKey && (state.view !== 'query' || state.q)) runView();
 }
 
 void main();

@@ -46,7 +46,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does it)`);
   dataDir = mkdtempSync(join(tmpdir(), 'ctxmesh-inspect-'));
   mesh = await startMesh({
-    env: { CTXMESH_DATA_DIR: dataDir, GATEWAY_PORT: '0', CTXMESH_AUTH_MODE: 'api_key', CTXMESH_API_KEYS: `${KEY}=acme:acme-ana` },
+    env: { CTXMESH_DATA_DIR: dataDir, GATEWAY_PORT: '0', CTXMESH_AUTH_MODE: 'api_key', CTXMESH_API_KEYS: `${KEY}=acme:acme-ana`, RETRIEVAL_TRACE_ENABLED: 'true' },
     log: silentLogger(),
   });
   for (const [uri, content] of Object.entries(SEED)) {
@@ -179,6 +179,38 @@ describe('the inspector in Chromium', () => {
     await first.screenshot({ path: join(OUT, 'inspector-second-turn.png'), fullPage: true });
     expect(existsSync(join(OUT, 'inspector-second-turn.png'))).toBe(true);
     await first.close();
+  }, 60_000);
+
+  it('the session view shows the log, its blocks and budgets; the trace view a retrieve trace', async () => {
+    const api = (path: string, body: unknown) =>
+      fetch(`${mesh.gatewayUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` }, body: JSON.stringify(body) });
+    const say = (type: string, t: string) => ({ type, content: [{ type: 'text', text: t }] });
+    const appended = await api('/api/v1/sessions/inspect-log/events', { events: [say('user/message', 'how do we roll back?'), say('assistant/message', 'Switch the load balancer back.')], agent_id: 'agent-1' });
+    expect(appended.status).toBe(200);
+    const retrieved = await api('/api/v1/retrieve', { query: 'roll back a release', top_k: 3 });
+    const traceId = ((await retrieved.json()) as { result: { trace_id: string | null } }).result.trace_id;
+    expect(traceId).toMatch(/\S/);
+
+    const page = await context.newPage();
+    await page.goto(`${mesh.gatewayUrl}/inspect?view=session&session=inspect-log`);
+    await page.fill('#api-key', KEY);
+    await page.click('#key-form button[type=submit]');
+    await page.waitForSelector('#session-out table');
+    const session = await page.textContent('#session-out');
+    expect(session).toContain('how do we roll back?');
+    expect(session).toContain('Switch the load balancer back.');
+    for (const h of ['Log (projected surface)', 'Blocks', 'Hidden (compressible) ranges', 'Overflow budgets']) expect(session).toContain(h);
+    expect(await page.isHidden('#view-query')).toBe(true);
+
+    await page.click('#tab-trace');
+    await page.fill('#trace-id', traceId!);
+    await page.click('#trace-form button[type=submit]');
+    await page.waitForSelector('#trace-out pre');
+    expect(await page.textContent('#trace-out pre')).toContain(traceId!);
+    expect(new URL(page.url()).searchParams.get('trace')).toBe(traceId);
+    expect(await page.locator('#trace-out table tbody tr').count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(OUT, 'inspector-trace.png'), fullPage: true });
+    await page.close();
   }, 60_000);
 
   it('loads nothing from outside the gateway', () => {

@@ -7,17 +7,9 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { loadBudgetRenderConfig } from '@ctxmesh/budget-render';
 import { loadGatewayConfig } from '@ctxmesh/gateway';
-import { loadGatherConfig } from '@ctxmesh/gather';
-import { loadIndexerConfig } from '@ctxmesh/indexer';
-import { loadLedgerConfig } from '@ctxmesh/ledger';
-import { loadOrchestratorConfig } from '@ctxmesh/orchestrator';
-import { loadRewriteConfig } from '@ctxmesh/rewrite';
-import { loadSessionsConfig } from '@ctxmesh/sessions';
-import { loadTierReaderConfig } from '@ctxmesh/tier-reader';
+import { LOADERS, SERVICES as SERVICE_NAMES, type Env } from './__tests__/service-configs';
 
-type Env = Record<string, string | undefined>;
 // Parsed YAML is untyped by nature; the checks below are what give it a shape.
 type Y = any;
 
@@ -26,19 +18,7 @@ const DEPLOY = join(ROOT, 'deploy');
 const K8S = join(DEPLOY, 'k8s');
 const read = (p: string) => readFileSync(join(ROOT, p), 'utf8');
 
-/** Every service and the loader of its configuration (the schema it accepts). */
-const LOADERS: Record<string, (e: Env) => unknown> = {
-  gateway: loadGatewayConfig,
-  orchestrator: loadOrchestratorConfig,
-  gather: loadGatherConfig,
-  'tier-reader': loadTierReaderConfig,
-  'budget-render': loadBudgetRenderConfig,
-  ledger: loadLedgerConfig,
-  rewrite: loadRewriteConfig,
-  sessions: loadSessionsConfig,
-  indexer: loadIndexerConfig,
-};
-const SERVICES = Object.keys(LOADERS).sort();
+const SERVICES = [...SERVICE_NAMES];
 const INFRA = ['nats', 'qdrant', 'redis'];
 const IMAGE_REPO = 'ctxmesh';
 

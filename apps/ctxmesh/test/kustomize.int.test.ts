@@ -11,34 +11,15 @@ import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
-import { loadBudgetRenderConfig } from '@ctxmesh/budget-render';
 import { loadGatewayConfig } from '@ctxmesh/gateway';
-import { loadGatherConfig } from '@ctxmesh/gather';
-import { loadIndexerConfig } from '@ctxmesh/indexer';
-import { loadLedgerConfig } from '@ctxmesh/ledger';
-import { loadOrchestratorConfig } from '@ctxmesh/orchestrator';
-import { loadRewriteConfig } from '@ctxmesh/rewrite';
-import { loadSessionsConfig } from '@ctxmesh/sessions';
-import { loadTierReaderConfig } from '@ctxmesh/tier-reader';
+import { LOADERS, SERVICES as SERVICE_NAMES, type Env } from '../src/__tests__/service-configs';
 
-type Env = Record<string, string | undefined>;
 // Rendered YAML is untyped by nature; the checks below give it a shape.
 type Y = any;
 
 const ROOT = resolve(__dirname, '../../..');
 const K8S = join(ROOT, 'deploy', 'k8s');
-const LOADERS: Record<string, (e: Env) => unknown> = {
-  gateway: loadGatewayConfig,
-  orchestrator: loadOrchestratorConfig,
-  gather: loadGatherConfig,
-  'tier-reader': loadTierReaderConfig,
-  'budget-render': loadBudgetRenderConfig,
-  ledger: loadLedgerConfig,
-  rewrite: loadRewriteConfig,
-  sessions: loadSessionsConfig,
-  indexer: loadIndexerConfig,
-};
-const SERVICES = Object.keys(LOADERS).sort();
+const SERVICES = [...SERVICE_NAMES];
 /** kustomize's generator suffix: a dash and ten characters of a content hash. */
 const HASHED = /-[a-z0-9]{10}$/;
 

@@ -208,7 +208,7 @@ export function retrieveExplain(input: RetrieveExplainInput): RetrieveExplain {
   return {
     trace_id: input.traceId,
     retrieval_trace_id: input.retrievalTraceId,
-    stages: input.records.map((r) => ({ stage: r.stage, outcome: r.outcome, start_ms: round2(r.startMs), ms: round2(r.ms), ...(r.reason ? { reason: r.reason } : {}) })),
+    stages: stageLine(input.records),
     candidates: [...passages, ...memories],
   };
 }

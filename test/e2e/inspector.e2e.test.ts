@@ -213,6 +213,22 @@ describe('the inspector in Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('packing evidence from a link - the page draws its fates too: segments sum to used_tokens, packing named', async () => {
+    const page = await context.newPage();
+    await page.goto(`${mesh.gatewayUrl}/inspect?q=${encodeURIComponent('roll back the database release')}&packing=evidence&max_tokens=600`);
+    await page.fill('#api-key', KEY);
+    const [res] = await Promise.all([contextResponse(page), page.click('#key-form button[type=submit]')]);
+    const answer = (await res.json()).result as ContextAnswer & { explain: { packing: string } };
+    await page.waitForSelector('#results:not([hidden])');
+    const d = await drawn(page);
+    expect(d.error).toBe('');
+    expect(answer.explain.packing).toBe('evidence');
+    expect(await page.textContent('#summary')).toContain('packing evidence');
+    expect(d.segments.reduce((n, s) => n + s.tokens, 0)).toBe(answer.stats.used_tokens);
+    for (const e of answer.entries) expect(d.rows.filter((r) => r.uri === e.uri && r.reason === 'served')).toHaveLength(1);
+    await page.close();
+  }, 60_000);
+
   it('loads nothing from outside the gateway', () => {
     expect(offsite).toEqual([]);
   });

@@ -1,0 +1,86 @@
+import type { SearchQuery } from '../ports/vector-index';
+import type { RowPredicate } from './filter';
+import type { Plan } from './plan';
+import { type Shard, type SlotRange, unit } from './scan-cache';
+import { vecBlob } from './rows';
+import { TopK, mergeRanges } from './top-k';
+
+/**
+ * The exact dense leg of one batch: one cosine per (distinct query vector, row in scope),
+ * computed by the WebAssembly SIMD kernel over the union of the contiguous slot ranges the
+ * batch's searches need, then each search's top-k by a typed-array heap.
+ */
+export class DenseBatch {
+  /** Per query: the content key of its vector, or null when it has no usable dense leg. */
+  readonly keys: Array<string | null>;
+  private readonly scores = new Map<string, Map<Shard, Float32Array>>();
+
+  /** Compute the cosines every query of the batch needs. */
+  constructor(queries: readonly SearchQuery[], plans: readonly Plan[]) {
+    const keyOf = new Map<Float32Array, string | null>();
+    this.keys = queries.map((q, qi) => {
+      if (!q.vector || !plans[qi].shard || !(q.limit > 0)) return null;
+      let key = keyOf.get(q.vector);
+      if (key === undefined) {
+        let n2 = 0;
+        for (let i = 0; i < q.vector.length; i++) n2 += q.vector[i] * q.vector[i];
+        // Content, not identity: callers may embed the same text twice.
+        key = n2 > 0 ? vecBlob(q.vector).toString('base64') : null;
+        keyOf.set(q.vector, key);
+      }
+      return key;
+    });
+    const need = new Map<string, Map<Shard, { q: Float32Array; ranges: SlotRange[]; tail: boolean }>>();
+    queries.forEach((q, qi) => {
+      const key = this.keys[qi];
+      if (key === null) return;
+      const { ranges, tail } = plans[qi];
+      const shard = plans[qi].shard as Shard;
+      const byShard = need.get(key) ?? new Map<Shard, { q: Float32Array; ranges: SlotRange[]; tail: boolean }>();
+      need.set(key, byShard);
+      const cur = byShard.get(shard) ?? { q: q.vector as Float32Array, ranges: [], tail: false };
+      byShard.set(shard, cur);
+      cur.ranges.push(...ranges);
+      cur.tail ||= tail.length > 0;
+    });
+    for (const [key, byShard] of need) {
+      const out = new Map<Shard, Float32Array>();
+      this.scores.set(key, out);
+      for (const [shard, { q, ranges, tail }] of byShard) {
+        // Rows are stored unit-length, so with a unit query the kernel's dot products are cosines.
+        const uq = unit(q);
+        const scores = new Float32Array(shard.size);
+        for (const [lo, hi] of mergeRanges(tail ? [...ranges, [shard.sortedUpTo, shard.size]] : ranges)) shard.vectors.dots(uq, lo, hi, scores);
+        out.set(shard, scores);
+      }
+    }
+  }
+
+  /** Cosines by slot of query `qi`'s shard (only slots in its scope are computed), or null. */
+  cosines(qi: number, shard: Shard): Float32Array | null {
+    const key = this.keys[qi];
+    return key === null ? null : (this.scores.get(key)?.get(shard) ?? null);
+  }
+}
+
+/**
+ * The best `k` live slots in scope by cosine, best first.
+ * @param tail unsorted slots in scope (tested one by one)
+ */
+export function denseTopK(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number): number[] {
+  const top = new TopK(k);
+  const live = shard.live;
+  let floor = top.floor;
+  for (const [lo, hi] of ranges) {
+    for (let s = lo; s < hi; s++) {
+      const c = cosines[s];
+      // The floor test first: most rows lose on score before the filter is evaluated.
+      if (c > floor && live[s] && pred(s)) {
+        top.push(s, c);
+        floor = top.floor;
+      }
+    }
+  }
+  for (const s of tail) if (pred(s)) top.push(s, cosines[s]);
+  return top.sorted();
+}

@@ -1,0 +1,125 @@
+import { lexicalTerms } from '@ctxmesh/embedder';
+import { IndexDimensionMismatchError } from '../ports/errors';
+import type { EmbeddedDb } from './db';
+import { lexicalSource } from './rows';
+
+/** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
+export class IndexSchemaMismatchError extends Error {
+  override readonly name = 'IndexSchemaMismatchError';
+  constructor(
+    readonly stored: string,
+    readonly expected: string,
+  ) {
+    super(`vector index schema ${stored} is not supported (expected ${expected}); re-index into a new file`);
+  }
+}
+
+
+/**
+ * Version of the table layout below. Version 2 (URIs unique across accounts, document
+ * frequencies shared by every account) is upgraded in place; any other version is refused.
+ */
+export const SCHEMA_VERSION = '3';
+
+/**
+ * Columns of `vi_nodes`. A point's identity is (account, uri): account-wide URIs such as
+ * `viking://resources/…` repeat in every account (the account is not part of a URI).
+ */
+const NODE_COLUMNS = `
+  id INTEGER PRIMARY KEY,
+  uri TEXT NOT NULL,
+  doc_uri TEXT NOT NULL,
+  parent_uri TEXT NOT NULL,
+  context_type TEXT NOT NULL,
+  category TEXT NOT NULL,
+  level INTEGER NOT NULL,
+  account TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  peer TEXT NOT NULL,
+  workspace TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  valid_from INTEGER,
+  valid_to INTEGER,
+  title TEXT NOT NULL,
+  abstract TEXT NOT NULL,
+  overview TEXT NOT NULL,
+  body TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  passage_index INTEGER NOT NULL,
+  links TEXT NOT NULL,
+  lexical_text TEXT NOT NULL`;
+
+/** Column names of `vi_nodes`, in declaration order (for the schema-2 upgrade copy). */
+const NODE_COLUMN_NAMES = NODE_COLUMNS.split(',').map((c) => c.trim().split(/\s+/)[0]).join(', ');
+
+/**
+ * Create or check the vector index's tables in `db` (one transaction per upgrade).
+ * @throws IndexDimensionMismatchError when the file holds an index of another dimension
+ * @throws IndexSchemaMismatchError when it holds another, unsupported table layout
+ */
+export function migrateSchema(db: EmbeddedDb, dimension: number): void {
+  const d = dimension;
+  db.exec('CREATE TABLE IF NOT EXISTS vi_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;');
+  const meta = (key: string) => (db.prepare('SELECT value FROM vi_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  const dim = meta('dimension');
+  if (dim !== undefined && Number(dim) !== d) throw new IndexDimensionMismatchError(Number(dim), d);
+  const schema = meta('schema');
+  if (schema === '2') {
+    // Re-read inside the write lock: another connection may have upgraded the file meanwhile.
+    db.transaction(() => {
+      if (meta('schema') === '2') upgradeFrom2(db);
+    }).immediate();
+  } else if (schema !== undefined && schema !== SCHEMA_VERSION) {
+    throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
+  }
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS vi_nodes(${NODE_COLUMNS});
+    CREATE UNIQUE INDEX IF NOT EXISTS vi_nodes_key ON vi_nodes(account, uri);
+    CREATE INDEX IF NOT EXISTS vi_nodes_doc ON vi_nodes(account, doc_uri, passage_index);
+    CREATE TABLE IF NOT EXISTS vi_changes(seq INTEGER PRIMARY KEY AUTOINCREMENT, node_id INTEGER NOT NULL);
+    CREATE TABLE IF NOT EXISTS vi_terms(account TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(account, term)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS vi_bags(id INTEGER PRIMARY KEY, uri TEXT NOT NULL, content_hash TEXT NOT NULL, terms TEXT NOT NULL);
+    CREATE VIRTUAL TABLE IF NOT EXISTS vi_vec USING vec0(embedding float[${d}] distance_metric=cosine);
+    CREATE VIRTUAL TABLE IF NOT EXISTS vi_fts USING fts5(
+      main, minor, scope, content='', contentless_delete=1,
+      tokenize="unicode61 remove_diacritics 0 categories 'L* N* M* Co'");
+  `);
+  db.prepare("INSERT OR IGNORE INTO vi_meta(key, value) VALUES ('dimension', ?), ('schema', ?)").run(String(d), SCHEMA_VERSION);
+}
+
+/**
+ * Schema 2 → 3, inside the caller's write transaction: rebuild `vi_nodes` without the
+ * file-wide `UNIQUE(uri)` (row ids are kept, so `vi_vec`, `vi_fts` and the change log stay
+ * valid), and recount the lexical document frequencies per account. Costs one pass over the
+ * rows (seconds at 100k points), once.
+ */
+function upgradeFrom2(db: EmbeddedDb): void {
+  db.exec(`
+    CREATE TABLE vi_nodes_v3(${NODE_COLUMNS});
+    INSERT INTO vi_nodes_v3(${NODE_COLUMN_NAMES}) SELECT ${NODE_COLUMN_NAMES} FROM vi_nodes;
+    DROP TABLE vi_nodes;
+    ALTER TABLE vi_nodes_v3 RENAME TO vi_nodes;
+    DROP TABLE IF EXISTS vi_terms;
+    CREATE TABLE vi_terms(account TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(account, term)) WITHOUT ROWID;
+  `);
+  const df = new Map<string, Map<string, number>>();
+  const rows = db.prepare('SELECT account, lexical_text, abstract, body, title FROM vi_nodes').iterate() as Iterable<{
+    account: string;
+    lexical_text: string;
+    abstract: string;
+    body: string;
+    title: string;
+  }>;
+  for (const r of rows) {
+    const { main, minor } = lexicalTerms(lexicalSource({ lexicalText: r.lexical_text, abstract: r.abstract, body: r.body, title: r.title }));
+    let counts = df.get(r.account);
+    if (!counts) df.set(r.account, (counts = new Map()));
+    for (const t of new Set([...main, ...minor])) counts.set(t, (counts.get(t) ?? 0) + 1);
+  }
+  const ins = db.prepare('INSERT INTO vi_terms(account, term, df) VALUES (?, ?, ?)');
+  for (const [account, counts] of df) for (const [term, n] of counts) ins.run(account, term, n);
+  db.prepare("UPDATE vi_meta SET value = ? WHERE key = 'schema'").run(SCHEMA_VERSION);
+}

@@ -1,0 +1,136 @@
+import { monotoneScores, reciprocalRankFusion } from '../fusion';
+import type { SearchHit, SearchQuery } from '../ports/vector-index';
+import type { HybridTuning } from '../tuning';
+import { DenseBatch, denseTopK } from './dense-leg';
+import type { FtsLexicalLeg, LexResult } from './lexical-leg';
+import { planQuery } from './plan';
+import { type NodeRow, toSummary } from './rows';
+import type { ScanCache, Shard } from './scan-cache';
+import type { Statements } from './statements';
+import type { TermBags } from './term-bags';
+
+/** What a batch of searches reads: the synced scan cache, the legs and the payload statements. */
+export interface SearchContext {
+  tuning: HybridTuning;
+  cache: ScanCache;
+  lexical: FtsLexicalLeg;
+  bags: TermBags;
+  st: Statements;
+}
+
+/**
+ * Run a batch of hybrid searches over a synced scan cache (see `EmbeddedVectorIndex.search`).
+ * Work is shared across the batch: the dense scores of one query vector are computed once per
+ * row, the lexical hits of one text once per account, and identical searches run once.
+ * @throws UnsupportedFilterError for a filter the index cannot evaluate
+ */
+export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchHit[][] {
+  const { tuning, cache, st } = ctx;
+  const plans = queries.map((q) => planQuery(q, cache));
+  const multiAccount = cache.shards.size > 1;
+  const lexMemo = new Map<string, LexResult>();
+  const picked: Array<{ slots: number[]; scores: number[]; shard: Shard | undefined }> = [];
+  const dense = new DenseBatch(queries, plans);
+
+  // Identical searches in one batch (gather's per-bucket peer scans are) run once.
+  const firstOf = new Map<string, number>();
+  const same = queries.map((q, qi) => {
+    const sig = JSON.stringify([q.visibility, q.targets, q.filter, q.limit, q.levels ?? [], q.asOf ?? null, q.scoreThreshold ?? null, q.text, dense.keys[qi], !!q.vector]);
+    const first = firstOf.get(sig);
+    if (first !== undefined) return first;
+    firstOf.set(sig, qi);
+    return qi;
+  });
+
+  queries.forEach((q, qi) => {
+    if (same[qi] !== qi) {
+      picked.push(picked[same[qi]]);
+      return;
+    }
+    const { shard, pred, ranges, tail } = plans[qi];
+    const limit = Math.floor(q.limit);
+    if (!shard || !(limit > 0)) {
+      picked.push({ slots: [], scores: [], shard });
+      return;
+    }
+    const legK = Math.max(tuning.legMin, limit * tuning.legFactor);
+
+    const cosines = dense.cosines(qi, shard);
+    const denseList = cosines ? denseTopK(cosines, shard, ranges, tail, pred, legK) : [];
+
+    // Lexical leg: BM25 rows of the account, filtered to this search's scope.
+    let lexList: number[] = [];
+    let lex: LexResult | null = null;
+    if (q.text && q.text.trim() !== '') {
+      const key = q.visibility.account + '\u0000' + q.text;
+      lex = lexMemo.get(key) ?? ctx.lexical.query(q.text, shard, multiAccount);
+      lexMemo.set(key, lex);
+      const tailSet = tail.length > 0 ? new Set(tail) : null;
+      const sorted = shard.sortedUpTo;
+      for (const slot of lex.slots) {
+        const inScope = slot < sorted ? ranges.some(([lo, hi]) => slot >= lo && slot < hi) : tailSet !== null && tailSet.has(slot);
+        if (!inScope || !pred(slot)) continue;
+        lexList.push(slot);
+        if (lexList.length >= legK) break;
+      }
+      lexList = ctx.lexical.rerankHead(lex, shard, lexList, limit);
+    }
+
+    const lists: number[][] = [];
+    const weights: number[] = [];
+    if (denseList.length > 0) {
+      lists.push(denseList);
+      weights.push(tuning.denseWeight);
+    }
+    if (lexList.length > 0) {
+      lists.push(lexList);
+      weights.push(tuning.lexicalWeight);
+    }
+    const fused = reciprocalRankFusion(lists, { k: tuning.rrfK, weights }).slice(0, limit);
+    const slots = fused.map((f) => f.id);
+    let raw: number[];
+    if (cosines) {
+      raw = slots.map((s) => cosines[s]);
+    } else if (lex) {
+      raw = ctx.lexical.lexicalScores(slots.map((s) => shard.ids[s]), lex.terms);
+    } else {
+      raw = slots.map(() => 0);
+    }
+    // Coverage floor (see HybridTuning.coverageWeight): a page that holds the whole question
+    // scores like a good match even when the cosine is diluted by everything else it says.
+    const cw = tuning.coverageWeight;
+    if (cw > 0 && lex && lex.scorer && slots.length > 0) {
+      const scorer = lex.scorer;
+      const cp = tuning.coveragePower;
+      const ids = slots.map((s) => shard.ids[s]);
+      const bags = ctx.bags.get(ids);
+      raw = raw.map((r, i) => Math.max(r, cw * Math.pow(scorer.coverage(bags.get(ids[i]) ?? new Map()), cp)));
+    }
+    const scores = monotoneScores(raw);
+    const threshold = q.scoreThreshold ?? null;
+    let n = scores.length;
+    if (threshold !== null && threshold !== undefined) {
+      n = 0;
+      while (n < scores.length && scores[n] >= threshold) n++;
+    }
+    picked.push({ slots: slots.slice(0, n), scores: scores.slice(0, n), shard });
+  });
+
+  // One payload read for the whole batch.
+  const ids = new Set<number>();
+  for (const p of picked) for (const s of p.slots) ids.add((p.shard as Shard).ids[s]);
+  const withOverview = queries.some((q) => q.withOverview);
+  const rows = new Map<number, NodeRow>();
+  if (ids.size > 0) {
+    const stmt = withOverview ? st.summariesOvByIds : st.summariesByIds;
+    for (const r of stmt.all(JSON.stringify([...ids])) as NodeRow[]) rows.set(r.id, r);
+  }
+  return picked.map((p, qi) => {
+    const out: SearchHit[] = [];
+    p.slots.forEach((s, i) => {
+      const r = rows.get((p.shard as Shard).ids[s]);
+      if (r) out.push({ node: toSummary(r, !!queries[qi].withOverview), score: p.scores[i] });
+    });
+    return out;
+  });
+}

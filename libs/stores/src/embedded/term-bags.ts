@@ -1,0 +1,78 @@
+import { bagOfEncoded, termBag } from './lexical-rerank';
+import { lexicalSource } from './rows';
+import type { Statements } from './statements';
+import type { RowMemo } from './sync';
+
+/** Rows whose term bags the index keeps in memory for the lexical re-ranking (least recently used go first). */
+const BAG_MEMO_ROWS = 4096;
+
+/**
+ * Term bags ({@link termBag}) of rows by id, for the lexical re-ranking and the coverage floor:
+ * from a bounded memo (least recently used go first), else the term counts stored at write time
+ * (`vi_bags`), else — rows written before that table existed — the row's text, re-tokenised.
+ */
+export class TermBags implements RowMemo {
+  /** Term bags of rows by id (insertion order = recency). */
+  private readonly memo = new Map<number, Map<string, number>>();
+
+  /** @param minorWeight weight of CJK unigram terms in a bag */
+  constructor(
+    private readonly st: Statements,
+    private readonly minorWeight: number,
+  ) {}
+
+  /** Forget every bag. */
+  clear(): void {
+    this.memo.clear();
+  }
+
+  /** Forget the bags of changed rows (SQLite may hand a deleted row's id to the next insert). */
+  forget(ids: readonly number[]): void {
+    for (const id of ids) this.memo.delete(id);
+  }
+
+  /** The bags of rows by id (rows that no longer exist are missing from the map). */
+  get(ids: number[]): Map<number, Map<string, number>> {
+    const out = new Map<number, Map<string, number>>();
+    const fetch: number[] = [];
+    for (const id of ids) {
+      const bag = this.memo.get(id);
+      if (bag) {
+        // Re-insert: a Map iterates in insertion order, so the memo's first key is the least recently used.
+        this.memo.delete(id);
+        this.memo.set(id, bag);
+        out.set(id, bag);
+      } else fetch.push(id);
+    }
+    if (fetch.length > 0) {
+      type BagRow = { id: number; terms: string | null; lexical_text: string | null; abstract: string | null; body: string | null; title: string | null };
+      for (const r of this.st.bagsByIds.all(JSON.stringify(fetch)) as BagRow[]) {
+        let bag: Map<string, number> | null = null;
+        if (r.terms !== null) {
+          try {
+            bag = bagOfEncoded(r.terms, this.minorWeight);
+          } catch {
+            bag = null;
+          }
+        }
+        bag ??= termBag(this.sourceOf(r.id, r), this.minorWeight);
+        out.set(r.id, bag);
+        this.memo.set(r.id, bag);
+      }
+      while (this.memo.size > BAG_MEMO_ROWS) this.memo.delete(this.memo.keys().next().value as number);
+    }
+    return out;
+  }
+
+  /** The lexical source of a row: from the text columns of `r` when it has them, else read by id. */
+  private sourceOf(id: number, r: { lexical_text: string | null; abstract: string | null; body: string | null; title: string | null }): string {
+    let t = r;
+    if (t.abstract === null || t.body === null) {
+      const row = (this.st.lexTextByIds.all(JSON.stringify([id])) as Array<typeof r>)[0];
+      if (!row) return '';
+      t = row;
+    }
+    return lexicalSource({ lexicalText: t.lexical_text ?? '', abstract: t.abstract ?? '', body: t.body ?? '', title: t.title ?? '' });
+  }
+
+}

@@ -11,7 +11,7 @@ import { Applier, validateWrite } from '@ctxmesh/indexer';
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { indexer } from '@ctxmesh/proto';
 import type { VectorIndex } from '@ctxmesh/stores';
-import { docs, type CorpusOptions } from './corpus';
+import { docs, type CorpusDoc, type CorpusOptions } from './corpus';
 
 /** Outcome of a bulk load. */
 export interface BulkLoadResult {
@@ -48,13 +48,17 @@ export async function bulkLoad(
   outliner: CodeOutliner | null,
   from: number,
   to: number,
-  opts: CorpusOptions & { onProgress?: (done: number, total: number) => void } = {},
+  opts: CorpusOptions & {
+    onProgress?: (done: number, total: number) => void;
+    /** Documents `[from, to)` of another corpus profile. @default the default profile's `docs` */
+    source?: (from: number, to: number) => Iterable<CorpusDoc>;
+  } = {},
 ): Promise<BulkLoadResult> {
   const applier = new Applier({ index, embedder, outliner });
   const t0 = performance.now();
   let last = t0;
   let done = 0;
-  for (const d of docs(from, to, opts)) {
+  for (const d of opts.source ? opts.source(from, to) : docs(from, to, opts)) {
     const op = indexer.WriteOp.fromPartial({
       identity: { accountId: 'default', userId: opts.user ?? 'default' },
       uri: d.uri,

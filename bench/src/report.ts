@@ -24,8 +24,23 @@ export interface SizeResult {
   storeLegs?: StoreLegs;
   /** One HTTP and one gRPC round trip with no work behind them. */
   hops?: HopCosts;
+  /** Resident memory of the bench process (which runs the whole mesh) after loading and searching this size, MiB. */
+  rssMiB?: number;
   /** Section failures at this size. */
   errors?: string[];
+}
+
+/** The `docs` corpus profile's figures (issue 13): a real user's tree instead of short memories. */
+export interface DocsProfileResult {
+  /** Corpus seed. */
+  seed: number;
+  /** Queries generated (each used once). */
+  queries: number;
+  /** Per corpus size (documents); `points` is the record count the indexer made of them. */
+  sizes: Record<string, SizeResult>;
+  throughput?: BenchReport['throughput'];
+  /** `npm start` on the loaded data of the largest size. */
+  startupOnData?: StartupRun;
 }
 
 /** The whole report (`bench/results/latest.json`). */
@@ -58,6 +73,8 @@ export interface BenchReport {
   };
   ingest?: { embedded?: IngestResult; nats?: IngestResult; errors?: string[] };
   budget?: BudgetHonesty & { nodes: number };
+  /** The `docs` corpus profile (absent when not run). */
+  docs?: DocsProfileResult;
   madial?: MadialReport;
   /** Evidence recall of both packings on MADial, beside the list baseline. */
   evidence?: EvidenceReport;
@@ -141,6 +158,19 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
   rows.push({ id: 'estimator-error-en', target: 'report the estimator error vs exact o200k (English)', measured: b ? b.entryError.en.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.en.meanSigned)}, p95 |err| ${fmt(b.entryError.en.p95Abs)}, undercounts ${fmt(b.entryError.en.underestimateShare)} of ${b.entryError.en.samples} entries` : 'not measured' });
   rows.push({ id: 'estimator-error-zh', target: 'report the estimator error vs exact o200k (Chinese)', measured: b ? b.entryError.zh.medianAbs : null, unit: 'median |rel. error|', met: null, detail: b ? `mean signed ${fmt(b.entryError.zh.meanSigned)}, p95 |err| ${fmt(b.entryError.zh.p95Abs)}, undercounts ${fmt(b.entryError.zh.underestimateShare)} of ${b.entryError.zh.samples} entries` : 'not measured' });
   rows.push(...evidenceTargets(r.evidence));
+  const d = r.docs;
+  if (d) {
+    const dctx = (n: number) => d.sizes[String(n)]?.latency?.endpoints.context?.gateway?.p50;
+    rows.push(atMost('docs-context-p50-10k', 'docs profile: context mode via gateway p50 ≤ 8 ms at 10,000 documents', dctx(10_000), 8, 'ms', `${fmt(d.sizes['10000']?.points)} records; sequential requests, each query once`));
+    rows.push(atMost('docs-context-p50-100k', 'docs profile: context mode via gateway p50 ≤ 25 ms at 100,000 documents', dctx(100_000), 25, 'ms', `${fmt(d.sizes['100000']?.points)} records; sequential requests, each query once`));
+    const d16 = d.throughput?.inProcessMesh?.find((t) => t.connections === 16);
+    rows.push(atLeast('docs-rps-c16', 'docs profile: ≥ 300 context requests/s at concurrency 16', d16?.rps, 300, 'req/s', `autocannon, npm-start topology, ${fmt(d.throughput?.nodes)} documents`));
+    const druns = [...(d.throughput?.inProcessMesh ?? []), ...(d.throughput?.separateProcesses ?? [])];
+    rows.push(atMost('docs-throughput-errors', 'docs profile: throughput runs with 0 errors', druns.length ? druns.reduce((s, t) => s + t.errors + t.timeouts + t.non2xx, 0) : null, 0, 'errors', 'every throughput run, both topologies'));
+    rows.push(atMost('docs-rss-100k', 'docs profile: resident memory ≤ 1.5 GB at 100,000 documents', d.sizes['100000']?.rssMiB, 1536, 'MiB', 'the bench process running the whole mesh, after loading and searching'));
+    const st = d.startupOnData;
+    rows.push(atMost('docs-start-healthy', 'docs profile: `npm start` healthy in ≤ 5 s on the loaded data', st?.healthyMs == null ? null : st.healthyMs / 1000, 5, 's', 'spawn → first 200 from /health on the largest loaded index'));
+  }
   rows.push(atLeast('madial-r5-zh', 'MADial-Bench recall@5 ≥ 0.59 (Chinese, built-in lexical embedder)', r.madial?.ctxmesh.user.zh?.recall5, 0.59, '', 'per-user pool (the baselines\' protocol), through /find'));
   rows.push(atLeast('madial-r5-en', 'MADial-Bench recall@5 ≥ 0.55 (English, built-in lexical embedder)', r.madial?.ctxmesh.user.en?.recall5, 0.55, '', 'per-user pool (the baselines\' protocol), through /find'));
   return rows;
@@ -234,10 +264,19 @@ function pct(s: Summary | null | undefined): string {
   return s ? `${fmt(s.p50)} / ${fmt(s.p95)} / ${fmt(s.p99)}` : '–';
 }
 
+/** The figures of one profile: the top-level report (default) or its `docs` part. */
+function profileView(r: BenchReport, profile: 'default' | 'docs'): Pick<BenchReport, 'sizes' | 'throughput' | 'denseByDimension'> {
+  if (profile === 'default') return r;
+  return { sizes: r.docs?.sizes ?? {}, throughput: r.docs?.throughput };
+}
+
 /** Rows of the latency table: one per endpoint and side, one column per size. */
-export function latencyRows(r: BenchReport): string[][] {
+export function latencyRows(report: BenchReport, profile: 'default' | 'docs' = 'default'): string[][] {
+  const r = profileView(report, profile);
   const sizes = Object.keys(r.sizes).map(Number).sort((a, b) => a - b);
-  const rows: string[][] = [['latency ms p50 / p95 / p99', ...sizes.map((n) => `${n.toLocaleString('en-US')} nodes`)]];
+  const unit = profile === 'docs' ? 'documents' : 'nodes';
+  const rows: string[][] = [[profile === 'docs' ? 'docs profile: latency ms p50 / p95 / p99' : 'latency ms p50 / p95 / p99', ...sizes.map((n) => `${n.toLocaleString('en-US')} ${unit}`)]];
+  if (profile === 'docs') rows.push(['records (index points)', ...sizes.map((n) => fmt(r.sizes[String(n)]?.points))]);
   for (const ep of ['context', 'list', 'find', 'retrieve']) {
     rows.push([`${ep} via gateway`, ...sizes.map((n) => pct(r.sizes[String(n)]?.latency?.endpoints[ep]?.gateway))]);
     rows.push([`${ep} in process`, ...sizes.map((n) => pct(r.sizes[String(n)]?.latency?.endpoints[ep]?.inProcess))]);
@@ -254,6 +293,7 @@ export function latencyRows(r: BenchReport): string[][] {
   rows.push(['one gRPC round trip (CountTokens)', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.grpc))]);
   rows.push(['same handler called directly', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.direct))]);
   rows.push(['bulk load docs/s (in process)', ...sizes.map((n) => fmt(r.sizes[String(n)]?.load.docsPerSecond))]);
+  rows.push(['resident memory after load, MiB', ...sizes.map((n) => fmt(r.sizes[String(n)]?.rssMiB))]);
   return rows;
 }
 
@@ -275,8 +315,9 @@ export function cpuMsPerRequest(t: ThroughputRun): number {
 }
 
 /** Rows of the throughput table. */
-export function throughputRows(r: BenchReport): string[][] {
-  const rows: string[][] = [[`throughput (context mode, ${r.throughput?.nodes?.toLocaleString('en-US') ?? '?'} nodes)`, 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'CPU ms/request', 'CPU share']];
+export function throughputRows(report: BenchReport, profile: 'default' | 'docs' = 'default'): string[][] {
+  const r = profileView(report, profile);
+  const rows: string[][] = [[`${profile === 'docs' ? 'docs profile: ' : ''}throughput (context mode, ${r.throughput?.nodes?.toLocaleString('en-US') ?? '?'} ${profile === 'docs' ? 'documents' : 'nodes'})`, 'concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'CPU ms/request', 'CPU share']];
   const add = (label: string, runs: ThroughputRun[] | undefined) => {
     for (const t of runs ?? []) {
       const shares = Object.entries(t.cpu)
@@ -312,6 +353,7 @@ export function textSummary(r: BenchReport): string {
     `ctxmesh bench (${r.meta.mode}) ${r.meta.startedAt}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} → ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')}, ${fmt(r.meta.durationS)} s`,
     textTable(latencyRows(r)),
     textTable(throughputRows(r)),
+    ...(r.docs ? [textTable(latencyRows(r, 'docs')), textTable(throughputRows(r, 'docs'))] : []),
     textTable(madialRows(r)),
     ...(r.evidence ? [textTable(evidenceRows(r))] : []),
     textTable(targetRows(r)),
@@ -329,6 +371,7 @@ export function markdownSummary(r: BenchReport): string {
     markdownTable(targetRows(r)),
     markdownTable(latencyRows(r)),
     markdownTable(throughputRows(r)),
+    ...(r.docs ? [markdownTable(latencyRows(r, 'docs')), markdownTable(throughputRows(r, 'docs'))] : []),
     markdownTable(madialRows(r)),
     ...(r.evidence ? [markdownTable(evidenceRows(r))] : []),
     ...(r.notes.length ? [r.notes.map((n) => `- ${n}`).join('\n')] : []),

@@ -24,7 +24,8 @@ import { NatsEventBus, openEmbeddedDb } from '@ctxmesh/stores';
 import { measureBudgetHonesty } from './budget';
 import { RequestCapture } from './capture';
 import { busNames, deleteStreams, startCluster } from './cluster';
-import { buildQueries, DEFAULT_SEED, docAt, docs, type BenchQuery } from './corpus';
+import { buildQueries, DEFAULT_SEED, docAt, docs, type BenchQuery, type CorpusDoc } from './corpus';
+import { buildDocsQueries, DOCS_SEED, docsDocs } from './docs-corpus';
 import { JsonClient } from './http';
 import { ingestThroughGateway } from './ingest';
 import { inProcessKernel } from './inproc';
@@ -32,8 +33,8 @@ import { ENDPOINTS, measureDenseByDimension, measureHops, measureLatency, measur
 import { bulkLoad } from './load';
 import { measureEvidence } from './evidence';
 import { madialAvailable, measureMadial } from './madial';
-import { evaluateTargets, fmt, markdownSummary, medianOf, textSummary, type BenchReport, type SizeResult } from './report';
-import { measureStartup } from './startup';
+import { evaluateTargets, fmt, markdownSummary, medianOf, textSummary, type BenchReport, type DocsProfileResult, type SizeResult } from './report';
+import { measureStartup, type StartupRun } from './startup';
 import { runLoad, type ThroughputRun } from './throughput';
 
 /** Sections of a run. */
@@ -78,7 +79,19 @@ export interface RunOptions {
   out: string;
   /** Print the markdown tables of an existing report (`--markdown [--from file]`) and exit. */
   markdownFrom: string | null;
+  /** Corpus profiles to run: `default` (mostly short memories) and `docs` (a real user's tree, issue 13). */
+  profiles: ProfileName[];
+  /** Corpus sizes of the `docs` profile, ascending. */
+  docsSizes: number[];
+  /** Queries of the `docs` profile (each used once; the throughput runs cycle through them). */
+  docsQueries: number;
 }
+
+/** A corpus profile. */
+export type ProfileName = 'default' | 'docs';
+
+/** The corpus profiles. */
+export const PROFILES: readonly ProfileName[] = ['default', 'docs'];
 
 /** The repository root (bench/dist/run.js → ../..). */
 export const REPO_ROOT = resolve(__dirname, '..', '..');
@@ -135,6 +148,9 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     madialDir: env.MADIAL_DIR ?? resolve(REPO_ROOT, '..', 'shared', 'data', 'madial-bench'),
     out: join(REPO_ROOT, 'bench', 'results', 'latest.json'),
     markdownFrom: null,
+    profiles: [...PROFILES],
+    docsSizes: quick ? [10_000] : [10_000, 100_000],
+    docsQueries: quick ? 1_000 : 4_000,
   };
   let markdown = false;
   let from: string | null = null;
@@ -195,6 +211,19 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
         break;
       case '--markdown':
         markdown = true;
+        break;
+      case '--profiles': {
+        const names = (value() ?? '').split(',').map((x) => x.trim());
+        const bad = names.filter((x) => !(PROFILES as readonly string[]).includes(x));
+        if (bad.length || names.length === 0) throw new UsageError(`--profiles: unknown profile(s) ${bad.join(', ')}; known: ${PROFILES.join(', ')}`);
+        o.profiles = [...new Set(names as ProfileName[])];
+        break;
+      }
+      case '--docs-sizes':
+        o.docsSizes = intList(flag, value() ?? '').sort((a, b) => a - b);
+        break;
+      case '--docs-queries':
+        o.docsQueries = posInt(flag, value());
         break;
       case '--from':
         from = resolve(value() ?? '');
@@ -366,8 +395,13 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       } else report.notes.push('ingest with NATS not measured (--no-nats)');
     }
 
-    if (on('latency') || on('budget') || on('throughput')) {
-      await section('main', () => mainMesh(o, report, scratch, save));
+    if ((on('latency') || on('budget') || on('throughput')) && o.profiles.includes('default')) {
+      await section('main', () => mainMesh(o, defaultProfile(o), report, report, scratch, save));
+    }
+    if ((on('latency') || on('throughput') || on('startup')) && o.profiles.includes('docs')) {
+      const docs: DocsProfileResult = { seed: DOCS_SEED, sizes: {}, queries: o.docsQueries };
+      report.docs = docs;
+      await section('docs', () => mainMesh(o, docsProfile(o), docs, report, scratch, save));
     }
   } finally {
     report.meta.finishedAt = new Date().toISOString();
@@ -381,40 +415,93 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
   return report;
 }
 
-/** The growing index: latency at every size; budget and throughput at the throughput size. */
-async function mainMesh(o: RunOptions, report: BenchReport, scratch: string, save: () => void): Promise<void> {
-  const env = meshEnv(join(scratch, 'main'));
-  const outliner = await loadOutliner();
+/** How one corpus profile is generated and measured. */
+interface Profile {
+  name: ProfileName;
+  /** Sizes, ascending. */
+  sizes: number[];
+  /** Documents `[from, to)`. */
+  docs(from: number, to: number): Iterable<CorpusDoc>;
+  /** The latency query set and the throughput bodies' query set. */
+  queries: BenchQuery[];
+  throughputQueries: BenchQuery[];
+  /** Passes over the query set at a size. */
+  reps(size: number): number;
+  /** Run the budget sweep at the throughput size. */
+  budget: boolean;
+  /** Measure `npm start` on the loaded data at the largest size. */
+  startupOnData: boolean;
+}
+
+function defaultProfile(o: RunOptions): Profile {
   const queries = buildQueries(o.queries, { pool: Math.min(1000, Math.min(...o.sizes)) });
-  const tpSize = throughputSize(o.sizes, o.throughputNodes);
+  return {
+    name: 'default',
+    sizes: o.sizes,
+    docs: (from, to) => docs(from, to),
+    queries,
+    throughputQueries: queries,
+    reps: (size) => (size >= 100_000 ? o.repsLarge : o.reps),
+    budget: true,
+    startupOnData: false,
+  };
+}
+
+function docsProfile(o: RunOptions): Profile {
+  // Every query is used once: the latency passes take the first ones, throughput cycles the whole set.
+  const all = buildDocsQueries(Math.max(o.docsQueries, o.queries), { pool: Math.min(...o.docsSizes) });
+  return {
+    name: 'docs',
+    sizes: o.docsSizes,
+    docs: (from, to) => docsDocs(from, to),
+    queries: all.slice(0, o.queries),
+    throughputQueries: all.slice(o.queries).length > 0 ? all.slice(o.queries) : all,
+    reps: () => 1,
+    budget: false,
+    startupOnData: true,
+  };
+}
+
+/** Where a profile's figures go: the top-level report (default profile) or `report.docs`. */
+type ProfileSink = Pick<BenchReport, 'sizes' | 'throughput'> & { startupOnData?: StartupRun };
+
+/** The growing index: latency at every size; budget and throughput at the throughput size. */
+async function mainMesh(o: RunOptions, profile: Profile, sink: ProfileSink, report: BenchReport, scratch: string, save: () => void): Promise<void> {
+  const dataDir = join(scratch, `main-${profile.name}`);
+  const env = meshEnv(dataDir);
+  const outliner = await loadOutliner();
+  const queries = profile.queries;
+  const tpSize = throughputSize(profile.sizes, o.throughputNodes);
   await withMesh(env, async (mesh, client) => {
     const kernel = inProcessKernel({ index: mesh.index, embedder: mesh.embedder, outliner, env });
     const capture = new RequestCapture(env);
     try {
       let loaded = 0;
-      for (const size of o.sizes) {
+      for (const size of profile.sizes) {
         const sr: SizeResult = { nodes: size, points: 0, load: { docs: 0, ms: 0, docsPerSecond: 0, optimizeMs: null } };
-        report.sizes[String(size)] = sr;
-        log(`load: documents ${loaded}…${size - 1} through the indexer's apply path`);
-        const r = await bulkLoad(mesh.index, mesh.embedder, outliner, loaded, size, { onProgress: (d, t) => log(`  load: ${d}/${t}`) });
+        sink.sizes[String(size)] = sr;
+        log(`${profile.name}: load documents ${loaded}…${size - 1} through the indexer's apply path`);
+        const r = await bulkLoad(mesh.index, mesh.embedder, outliner, loaded, size, { source: profile.docs, onProgress: (d, t) => log(`  load: ${d}/${t}`) });
         loaded = size;
         sr.points = r.points;
         sr.load = { docs: r.docs, ms: r.ms, docsPerSecond: r.docs / (r.ms / 1000), optimizeMs: r.optimizeMs };
-        log(`load: ${size} nodes, ${r.points} points, ${fmt(sr.load.docsPerSecond)} docs/s`);
+        log(`${profile.name}: ${size} nodes, ${r.points} points (records), ${fmt(sr.load.docsPerSecond)} docs/s`);
         save();
         if (o.sections.has('latency')) {
-          const reps = size >= 100_000 ? o.repsLarge : o.reps;
-          log(`latency at ${size} nodes: ${ENDPOINTS.length} endpoints × ${queries.length} queries × ${reps} pass(es), gateway and in process`);
+          const reps = profile.reps(size);
+          log(`${profile.name}: latency at ${size} nodes: ${ENDPOINTS.length} endpoints × ${queries.length} queries × ${reps} pass(es), gateway and in process`);
           sr.latency = await measureLatency(client, kernel, capture, queries, { reps, log });
           sr.storeLegs = await measureStoreLegs(mesh.index, mesh.embedder, queries.slice(0, 100));
           sr.hops = await measureHops(client, mesh.addrs.budgetRender!, kernel, o.quick ? 100 : 200);
           const c = sr.latency.endpoints.context;
-          log(`latency at ${size}: context p50 ${fmt(c?.gateway?.p50)} ms via gateway, ${fmt(c?.inProcess?.p50)} ms in process (${fmt(c?.ratioP50)}×)`);
-          save();
+          log(`${profile.name}: latency at ${size}: context p50 ${fmt(c?.gateway?.p50)} ms via gateway, ${fmt(c?.inProcess?.p50)} ms in process (${fmt(c?.ratioP50)}×)`);
         }
-        if (size === tpSize) await atThroughputSize(o, report, mesh, client, queries, scratch, save);
+        // The whole mesh runs in this process: its resident memory with the index of this size loaded and searched.
+        sr.rssMiB = process.memoryUsage().rss / (1024 * 1024);
+        save();
+        if (size === tpSize) await atThroughputSize(o, profile, sink, report, mesh, client, scratch, save);
       }
-      if (o.sections.has('latency')) {
+      if (o.sections.has('latency') && profile.name === 'default') {
         const largest = o.sizes[o.sizes.length - 1]!;
         log(`vectors: exact dense scan at ${largest} nodes with 64, 128 and 256 dimensions (synthetic in-memory indexes)`);
         report.denseByDimension = { nodes: largest, byDimension: await measureDenseByDimension(largest, [64, 128, 256]) };
@@ -425,11 +512,18 @@ async function mainMesh(o: RunOptions, report: BenchReport, scratch: string, sav
       await capture.close();
     }
   });
+  if (profile.startupOnData && o.sections.has('startup')) {
+    log(`${profile.name}: npm start on the loaded data (${profile.sizes.at(-1)} nodes)`);
+    sink.startupOnData = await measureStartup(5000, 60_000, dataDir);
+    log(`${profile.name}: healthy in ${fmt(sink.startupOnData.healthyMs)} ms, idle RSS ${fmt(sink.startupOnData.idleRssMiB)} MiB`);
+    save();
+  }
 }
 
-async function atThroughputSize(o: RunOptions, report: BenchReport, mesh: Mesh, client: JsonClient, queries: readonly BenchQuery[], scratch: string, save: () => void): Promise<void> {
-  const size = Number(Object.keys(report.sizes).at(-1));
-  if (o.sections.has('budget')) {
+async function atThroughputSize(o: RunOptions, profile: Profile, sink: ProfileSink, report: BenchReport, mesh: Mesh, client: JsonClient, scratch: string, save: () => void): Promise<void> {
+  const size = Number(Object.keys(sink.sizes).at(-1));
+  const queries = profile.queries;
+  if (o.sections.has('budget') && profile.budget) {
     try {
       const qs = balancedQueries(queries, o.budgetQueries);
       log(`budget: ${qs.length} queries × 9 budgets × 2 tokenizers at ${size} nodes`);
@@ -441,10 +535,10 @@ async function atThroughputSize(o: RunOptions, report: BenchReport, mesh: Mesh, 
     save();
   }
   if (!o.sections.has('throughput')) return;
-  report.throughput = { nodes: size, inProcessMesh: [], separateProcesses: [], errors: [] };
-  const tp = report.throughput;
+  sink.throughput = { nodes: size, inProcessMesh: [], separateProcesses: [], errors: [] };
+  const tp = sink.throughput;
   const path = ENDPOINTS[0]!.path;
-  const bodies = queries.map((q) => ({ query: q.text, mode: 'context' }));
+  const bodies = profile.throughputQueries.map((q) => ({ query: q.text, mode: 'context' }));
   // An unrecorded warm-up run, so the first measured run does not pay for cold caches and JIT.
   const warm = { connections: 4, seconds: o.quick ? 1 : 2, path, bodies };
   await runLoad({ url: mesh.gatewayUrl, ...warm }, {}).catch(() => undefined);
@@ -460,7 +554,7 @@ async function atThroughputSize(o: RunOptions, report: BenchReport, mesh: Mesh, 
     save();
   }
   if (!o.natsUrl) {
-    report.notes.push('separate-process throughput not measured (--no-nats: `ctxmesh serve` needs NATS)');
+    report.notes.push(`${profile.name}: separate-process throughput not measured (--no-nats: \`ctxmesh serve\` needs NATS)`);
     return;
   }
   try {

@@ -21,13 +21,16 @@ export interface StartupRun {
   exit: string;
 }
 
-/** Start `ctxmesh start` once and measure it. */
-export async function measureStartup(idleMs = 5000, timeoutMs = 60_000): Promise<StartupRun> {
+/**
+ * Start `ctxmesh start` once and measure it.
+ * @param existingData a data directory to start on (kept; e.g. a loaded corpus) instead of a fresh one
+ */
+export async function measureStartup(idleMs = 5000, timeoutMs = 60_000, existingData: string | null = null): Promise<StartupRun> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ctxmesh-bench-start-'));
   const port = await freePort();
   const log = openSync(join(dataDir, 'start.log'), 'a');
   const child = spawn(process.execPath, [ctxmeshBin(), 'start'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', CTXMESH_DATA_DIR: join(dataDir, 'data'), GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', CTXMESH_DATA_DIR: existingData ?? join(dataDir, 'data'), GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', log, log],
   });
   try {

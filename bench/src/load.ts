@@ -23,7 +23,7 @@ export interface BulkLoadResult {
   points: number;
   /** Documents in the index after the load. */
   documents: number;
-  /** Time of the FTS merge after the load, ms (null when the store has none). */
+  /** Time of the store's `optimize()` after the load (planner statistics), ms (null when the store has none). */
   optimizeMs: number | null;
 }
 

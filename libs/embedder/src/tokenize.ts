@@ -1,5 +1,5 @@
 /**
- * The one text segmenter shared by the lexical embedder, the embedded FTS5 index and the
+ * The one text segmenter shared by the lexical embedder, the embedded inverted index and the
  * Qdrant adapter's sparse vectors, so that every lexical signal in ctxmesh sees the same terms.
  *
  * - Text is NFKC-normalised and case-folded (full-width letters and digits become ASCII,
@@ -254,7 +254,7 @@ export interface LexicalTerms {
 
 /**
  * Lexical terms of `text` ({@link LexicalTerms}). Deterministic; the same function feeds the
- * embedded FTS5 index, the Qdrant sparse vectors and the lexical query.
+ * embedded inverted index, the Qdrant sparse vectors and the lexical query.
  */
 export function lexicalTerms(text: string): LexicalTerms {
   const main: string[] = [];

@@ -1,15 +1,18 @@
 import { lexicalTerms } from '@ctxmesh/embedder';
 import type { HybridTuning } from '../tuning';
 import { TfIdfScorer, robertsonIdf, termBag } from './lexical-rerank';
-import { lexicalSource, scopeToken } from './rows';
+import type { LexicalIndex, LexicalQueryTerm, LexicalTopKStats, PreparedLexicalQuery } from './lexical-index';
+import { lexicalSource } from './rows';
 import type { ScanCache, Shard } from './scan-cache';
 import type { Statements } from './statements';
 import type { TermBags } from './term-bags';
 
 /** Lexical hits of one (account, text), best first, shared by every search of a batch. */
 export interface LexResult {
-  /** Live slots of the account's shard, best BM25 first. */
-  slots: number[];
+  /** The query resolved against the account's lexical index (null when no query term is in any row). */
+  prepared: PreparedLexicalQuery | null;
+  /** The account-wide top-k run the batch's searches share (see `LexicalLeg.topK`), once run. */
+  shared?: { k: number; hits: Array<{ id: number; score: number }> };
   /** Distinct query terms with their BM25 class weight (for the lexical-only score). */
   terms: Map<string, number>;
   /** TF-IDF scorer of the query against the account's rows (null when no query term is in any row). */
@@ -23,35 +26,33 @@ export interface LexResult {
 /** Smallest lexical head a search re-orders whatever its limit (when `lexicalRerankDepth` allows it). */
 const MIN_RERANK_DEPTH = 10;
 
-/** FTS5 string literal. */
-function ftsQuote(term: string): string {
-  return '"' + term.replace(/"/g, '""') + '"';
-}
-
 /**
- * The lexical leg of the embedded index: candidates by FTS5 BM25 over the rarest query terms,
- * the head re-ordered by TF-IDF relevance, and the lexical-only score.
+ * The lexical leg of the embedded index: each search's top-k by BM25 from the block-max
+ * inverted index ({@link LexicalIndex}), the head re-ordered by TF-IDF relevance, and the
+ * lexical-only score.
  */
-export class FtsLexicalLeg {
+export class LexicalLeg {
   constructor(
     private readonly st: Statements,
+    private readonly index: LexicalIndex,
     private readonly cache: ScanCache,
     private readonly tuning: HybridTuning,
     private readonly bags: TermBags,
   ) {}
 
   /**
-   * Lexical leg of one (account, text): every row matching the rarest query terms, by FTS5
-   * BM25, best first. The postings budget bounds how many rows that can be, so the searches of
-   * a batch filter one shared list instead of each querying FTS5.
+   * Prepare the lexical leg of one (account, text), shared by every search of a batch: the
+   * query's terms resolved against the account's block-max index (at most `maxQueryTerms`,
+   * the rarest first; terms in more than `maxTermDocFraction` of the rows only cost time and
+   * are left out when rarer ones exist), and the TF-IDF scorers of the re-ranking.
    */
-  query(text: string, shard: Shard, multiAccount: boolean): LexResult {
+  query(text: string, shard: Shard): LexResult {
     const { main, minor, capitalized } = lexicalTerms(text);
     const terms = new Map<string, number>();
     for (const t of main) terms.set(t, 1);
     for (const t of minor) if (!terms.has(t)) terms.set(t, this.tuning.minorWeight);
     const tfidf = new Map<number, number>();
-    if (terms.size === 0) return { slots: [], terms, scorer: null, tfidf, coverer: null };
+    if (terms.size === 0) return { prepared: null, terms, scorer: null, tfidf, coverer: null };
     const df = new Map<string, number>();
     for (const r of this.st.vocab.all(shard.account, JSON.stringify([...terms.keys()])) as Array<{ term: string; df: number }>) df.set(r.term, r.df);
     const n = Math.max(1, shard.liveCount);
@@ -60,39 +61,65 @@ export class FtsLexicalLeg {
     const coverer = qBag.size > 0 ? new TfIdfScorer(new Map(qBag), (t) => robertsonIdf(df.get(t) ?? 0, n)) : null;
     for (const t of [...qBag.keys()]) if (!((df.get(t) ?? 0) > 0)) qBag.delete(t);
     const scorer = qBag.size > 0 ? new TfIdfScorer(qBag, (t) => robertsonIdf(df.get(t) ?? 0, n)) : null;
-    // Rarest first; near-universal terms only cost time, and a postings budget bounds the
-    // work on large corpora (the rarest term is always kept).
-    let candidates = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
-    const specific = candidates.filter((t) => (df.get(t) as number) <= this.tuning.maxTermDocFraction * n);
-    if (specific.length > 0) candidates = specific;
+    // Rarest first, within the postings budget (the rarest term is always kept): a term's
+    // postings are the index's work, so the budget bounds a query's cost whatever the corpus.
+    const candidates = [...terms.keys()].filter((t) => (df.get(t) ?? 0) > 0);
     candidates.sort((a, b) => (df.get(a) as number) - (df.get(b) as number));
     const kept: string[] = [];
     let postings = 0;
     for (const t of candidates) {
       const d = df.get(t) as number;
-      if (kept.length >= this.tuning.maxQueryTerms || (kept.length > 0 && postings + d > this.tuning.maxQueryPostings)) break;
+      if (kept.length >= Math.max(1, this.tuning.maxQueryTerms) || (kept.length > 0 && postings + d > this.tuning.maxQueryPostings)) break;
       kept.push(t);
       postings += d;
     }
-    if (kept.length === 0) return { slots: [], terms, scorer, tfidf, coverer };
-    // FTS5 sums the BM25 of every phrase in the query, so a repeated term counts double.
+    // BM25 sums over the query's terms, so a capitalised one counts `capitalizedWeight` times (rounded, as FTS5 phrases did).
     const caps = new Set(capitalized);
     const capRepeat = Math.max(1, Math.round(this.tuning.capitalizedWeight));
-    const mainQ = kept.filter((t) => terms.get(t) === 1).flatMap((t) => Array.from({ length: caps.has(t) ? capRepeat : 1 }, () => ftsQuote(t)));
-    const minorQ = kept.filter((t) => terms.get(t) !== 1).map(ftsQuote);
-    const parts: string[] = [];
-    if (mainQ.length > 0) parts.push(`main : (${mainQ.join(' OR ')})`);
-    if (minorQ.length > 0) parts.push(`minor : (${minorQ.join(' OR ')})`);
-    let match = `(${parts.join(' OR ')})`;
-    // The scope column keeps other tenants' rows out when the file holds several accounts.
-    const account = shard.account;
-    if (multiAccount) match = `scope : ${ftsQuote(scopeToken(account))} AND ${match}`;
-    const slots: number[] = [];
-    for (const id of this.st.ftsSearch.all(match) as number[]) {
-      const w = this.cache.where.get(id);
-      if (w && w.shard === shard) slots.push(w.slot);
+    const qTerms: LexicalQueryTerm[] = kept.map((t) => (terms.get(t) === 1 ? { cls: 0, term: t, repeat: caps.has(t) ? capRepeat : 1 } : { cls: 1, term: t, repeat: 1 }));
+    const prepared = this.index.prepare(shard.account, qTerms, this.tuning.minorWeight, this.tuning.maxTermDocFraction);
+    return { prepared, terms, scorer, tfidf, coverer };
+  }
+
+  /**
+   * The lexical leg of one search: its best `k` rows by BM25 among those `accept` admits (the
+   * search's scope and filters), best first, as slots of `shard`. The searches of a batch with
+   * one text share one top-k run over the whole account, `sharedK` deep: a search whose scope
+   * holds `k` of those rows takes them (they are its exact top k: every row below scores no
+   * more); a narrower one runs its own scoped top-k. Rows written after the scan cache was
+   * synced are not in it, and are left out.
+   * @param sharedK depth of the shared run (the batch's deepest lexical leg, or more)
+   * @param stats counters of the top-k runs (postings touched), when given
+   */
+  topK(lex: LexResult, shard: Shard, accept: (slot: number) => boolean, k: number, sharedK: number, stats?: LexicalTopKStats): number[] {
+    if (!lex.prepared) return [];
+    const where = this.cache.where;
+    const slotOf = (id: number): number => {
+      const w = where.get(id);
+      return w !== undefined && w.shard === shard && shard.live[w.slot] === 1 ? w.slot : -1;
+    };
+    if (!lex.shared || lex.shared.k < sharedK) lex.shared = { k: sharedK, hits: this.index.topK(lex.prepared, Math.max(k, sharedK), null, stats) };
+    const out: number[] = [];
+    for (const h of lex.shared.hits) {
+      const slot = slotOf(h.id);
+      if (slot >= 0 && accept(slot)) {
+        out.push(slot);
+        if (out.length >= k) return out;
+      }
     }
-    return { slots, terms, scorer, tfidf, coverer };
+    // Fewer hits than asked for: the shared run listed every matching row.
+    if (lex.shared.hits.length < lex.shared.k) return out;
+    return this.index
+      .topK(
+        lex.prepared,
+        k,
+        (id) => {
+          const slot = slotOf(id);
+          return slot >= 0 && accept(slot);
+        },
+        stats,
+      )
+      .map((h) => slotOf(h.id));
   }
 
   /**

@@ -20,7 +20,7 @@ export function robertsonIdf(df: number, n: number): number {
 
 /**
  * Weighted term frequencies of a text, over the lexical terms of `@ctxmesh/embedder`'s
- * `lexicalTerms` (the same terms the FTS5 index holds): a `main` term (stemmed word, CJK bigram)
+ * `lexicalTerms` (the same terms the lexical index holds): a `main` term (stemmed word, CJK bigram)
  * seen `n` times weighs `1 + ln n`, times `capitalizedWeight` when the text capitalises it
  * somewhere (a name, title or acronym); a `minor` term (CJK unigram) weighs
  * `minorWeight · (1 + ln n)`. Sublinear, as in the SMART `ltc`/`lnc` weightings (and like
@@ -82,6 +82,28 @@ export function encodeTermCounts(counts: TermCounts): string {
 }
 
 /**
+ * The {@link TermCounts} of an {@link encodeTermCounts} string.
+ * @throws RangeError for a string {@link encodeTermCounts} did not write
+ */
+export function decodeTermCounts(s: string): TermCounts {
+  const tab = s.indexOf('\t');
+  if (tab < 0) throw new RangeError('not an encoded term count');
+  const part = (p: string): Map<string, number> => {
+    const m = new Map<string, number>();
+    if (p === '') return m;
+    const xs = p.split(' ');
+    if (xs.length % 2 !== 0) throw new RangeError('not an encoded term count');
+    for (let i = 0; i < xs.length; i += 2) {
+      const n = Number(xs[i + 1]);
+      if (!(n >= 1) || !Number.isInteger(n)) throw new RangeError('not an encoded term count');
+      m.set(xs[i]!, n);
+    }
+    return m;
+  };
+  return { main: part(s.slice(0, tab)), minor: part(s.slice(tab + 1)) };
+}
+
+/**
  * The {@link termBag} of a row from its {@link encodeTermCounts} string, in one pass (the
  * re-ranking reads one per row it scores): the same as `bagOfCounts` of the decoded counts.
  * @throws RangeError for a string {@link encodeTermCounts} did not write
@@ -117,7 +139,7 @@ export function bagOfEncoded(s: string, minorWeight: number): Map<string, number
  * A document that holds every query term in the query's proportions and nothing else scores
  * its IDF-weighted cosine; the scale is an ordering, not a probability (it can exceed 1).
  *
- * It complements FTS5's BM25 on the short passages a memory store holds: BM25 normalises a
+ * It complements the lexical index's BM25 on the short passages a memory store holds: BM25 normalises a
  * document by its length, term by term and saturating, and ignores how often the query repeats
  * a term; this normalises by the whole term vector (a passage that is mostly about other
  * things is penalised more) and weighs the terms a long query keeps coming back to. The index

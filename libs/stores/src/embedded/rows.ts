@@ -117,7 +117,3 @@ export function visibleRow(r: NodeRow, vis: Visibility): boolean {
   return vis.allUsers;
 }
 
-/** FTS token naming an account in the `scope` column (hex, so the tokenizer keeps it whole). */
-export function scopeToken(account: string): string {
-  return 'acct' + Buffer.from(account, 'utf8').toString('hex');
-}

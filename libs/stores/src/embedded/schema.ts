@@ -1,6 +1,8 @@
 import { lexicalTerms } from '@ctxmesh/embedder';
 import { IndexDimensionMismatchError } from '../ports/errors';
 import type { EmbeddedDb } from './db';
+import { LEXICAL_INDEX_DDL, LexicalIndex, type LexicalRow } from './lexical-index';
+import { type TermCounts, decodeTermCounts, termCounts } from './lexical-rerank';
 import { lexicalSource } from './rows';
 
 /** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
@@ -17,9 +19,10 @@ export class IndexSchemaMismatchError extends Error {
 
 /**
  * Version of the table layout below. Version 2 (URIs unique across accounts, document
- * frequencies shared by every account) is upgraded in place; any other version is refused.
+ * frequencies shared by every account) and version 3 (an FTS5 table as the lexical index) are
+ * upgraded in place; any other version is refused.
  */
-export const SCHEMA_VERSION = '3';
+export const SCHEMA_VERSION = '4';
 
 /**
  * Columns of `vi_nodes`. A point's identity is (account, uri): account-wide URIs such as
@@ -66,15 +69,14 @@ export function migrateSchema(db: EmbeddedDb, dimension: number): void {
   const meta = (key: string) => (db.prepare('SELECT value FROM vi_meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
   const dim = meta('dimension');
   if (dim !== undefined && Number(dim) !== d) throw new IndexDimensionMismatchError(Number(dim), d);
-  const schema = meta('schema');
-  if (schema === '2') {
+  if (meta('schema') === '2') {
     // Re-read inside the write lock: another connection may have upgraded the file meanwhile.
     db.transaction(() => {
       if (meta('schema') === '2') upgradeFrom2(db);
     }).immediate();
-  } else if (schema !== undefined && schema !== SCHEMA_VERSION) {
-    throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
   }
+  const schema = meta('schema');
+  if (schema !== undefined && schema !== '3' && schema !== SCHEMA_VERSION) throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
   db.exec(`
     CREATE TABLE IF NOT EXISTS vi_nodes(${NODE_COLUMNS});
     CREATE UNIQUE INDEX IF NOT EXISTS vi_nodes_key ON vi_nodes(account, uri);
@@ -83,10 +85,13 @@ export function migrateSchema(db: EmbeddedDb, dimension: number): void {
     CREATE TABLE IF NOT EXISTS vi_terms(account TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(account, term)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS vi_bags(id INTEGER PRIMARY KEY, uri TEXT NOT NULL, content_hash TEXT NOT NULL, terms TEXT NOT NULL);
     CREATE VIRTUAL TABLE IF NOT EXISTS vi_vec USING vec0(embedding float[${d}] distance_metric=cosine);
-    CREATE VIRTUAL TABLE IF NOT EXISTS vi_fts USING fts5(
-      main, minor, scope, content='', contentless_delete=1,
-      tokenize="unicode61 remove_diacritics 0 categories 'L* N* M* Co'");
+    ${LEXICAL_INDEX_DDL}
   `);
+  if (schema === '3') {
+    db.transaction(() => {
+      if (meta('schema') === '3') upgradeFrom3(db);
+    }).immediate();
+  }
   db.prepare("INSERT OR IGNORE INTO vi_meta(key, value) VALUES ('dimension', ?), ('schema', ?)").run(String(d), SCHEMA_VERSION);
 }
 
@@ -121,5 +126,60 @@ function upgradeFrom2(db: EmbeddedDb): void {
   }
   const ins = db.prepare('INSERT INTO vi_terms(account, term, df) VALUES (?, ?, ?)');
   for (const [account, counts] of df) for (const [term, n] of counts) ins.run(account, term, n);
+  db.prepare("UPDATE vi_meta SET value = '3' WHERE key = 'schema'").run();
+}
+
+/** Rows read and indexed at a time by the schema-3 upgrade. */
+const UPGRADE_PAGE = 2_000;
+
+/**
+ * Schema 3 → 4, inside the caller's write transaction: build the block-max lexical index
+ * (`vi_lex_*`) from every row's stored term counts (`vi_bags`; a row without them is
+ * re-tokenised), in row id order, and drop the FTS5 table it replaces. One pass over the rows.
+ */
+function upgradeFrom3(db: EmbeddedDb): void {
+  // Start from empty tables, whatever a failed or foreign attempt left in them.
+  db.exec('DELETE FROM vi_lex_blocks; DELETE FROM vi_lex_terms; DELETE FROM vi_lex_rows;');
+  const lex = new LexicalIndex(db);
+  // Pages by id: better-sqlite3 cannot write while a statement of the same connection iterates.
+  const page = db.prepare(
+    `SELECT n.id, n.account, b.terms,
+       CASE WHEN b.terms IS NULL THEN n.lexical_text END AS lexical_text, CASE WHEN b.terms IS NULL THEN n.abstract END AS abstract,
+       CASE WHEN b.terms IS NULL THEN n.body END AS body, CASE WHEN b.terms IS NULL THEN n.title END AS title
+     FROM vi_nodes n LEFT JOIN vi_bags b ON b.id = n.id AND b.uri = n.uri AND b.content_hash = n.content_hash
+     WHERE n.id > ? ORDER BY n.id LIMIT ${UPGRADE_PAGE}`,
+  );
+  let after = 0;
+  let batch: LexicalRow[] = [];
+  do {
+    const rows = page.all(after) as StoredTermsRow[];
+    batch = rows.map((r) => ({ id: r.id, account: r.account, ...storedTermCounts(r) }));
+    lex.add(batch);
+    if (rows.length > 0) after = rows[rows.length - 1]!.id;
+  } while (batch.length === UPGRADE_PAGE);
+  db.exec('DROP TABLE IF EXISTS vi_fts');
   db.prepare("UPDATE vi_meta SET value = ? WHERE key = 'schema'").run(SCHEMA_VERSION);
+}
+
+/** A row's stored term counts (`vi_bags.terms`), or its text columns where it has none. */
+export interface StoredTermsRow {
+  id: number;
+  account: string;
+  terms: string | null;
+  lexical_text: string | null;
+  abstract: string | null;
+  body: string | null;
+  title: string | null;
+}
+
+/** The term counts of a row: decoded from `vi_bags`, or — rows written without them — from its text. */
+export function storedTermCounts(r: StoredTermsRow): TermCounts {
+  if (r.terms !== null) {
+    try {
+      return decodeTermCounts(r.terms);
+    } catch {
+      // Not written by encodeTermCounts: fall back to the text.
+    }
+  }
+  return termCounts(lexicalTerms(lexicalSource({ lexicalText: r.lexical_text ?? '', abstract: r.abstract ?? '', body: r.body ?? '', title: r.title ?? '' })));
 }

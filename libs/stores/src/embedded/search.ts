@@ -2,10 +2,11 @@ import { monotoneScores, reciprocalRankFusion } from '../fusion';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
 import type { HybridTuning } from '../tuning';
 import { DenseBatch, denseTopK } from './dense-leg';
-import type { FtsLexicalLeg, LexResult } from './lexical-leg';
+import type { LexicalTopKStats } from './lexical-index';
+import type { LexicalLeg, LexResult } from './lexical-leg';
 import { planQuery } from './plan';
 import { type NodeRow, toSummary } from './rows';
-import type { ScanCache, Shard } from './scan-cache';
+import type { ScanCache, Shard, SlotRange } from './scan-cache';
 import type { Statements } from './statements';
 import type { TermBags } from './term-bags';
 
@@ -13,9 +14,28 @@ import type { TermBags } from './term-bags';
 export interface SearchContext {
   tuning: HybridTuning;
   cache: ScanCache;
-  lexical: FtsLexicalLeg;
+  lexical: LexicalLeg;
   bags: TermBags;
   st: Statements;
+  /** Counters of the lexical top-k runs, when wanted. */
+  stats?: LexicalTopKStats;
+}
+
+/** Smallest depth of the lexical top-k run the searches of a batch share. */
+const MIN_SHARED_LEXICAL = 200;
+
+/** Whether a slot lies in one of the ascending, disjoint half-open ranges. */
+function inRanges(ranges: readonly SlotRange[], slot: number): boolean {
+  let lo = 0;
+  let hi = ranges.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const [a, b] = ranges[mid]!;
+    if (slot < a) hi = mid - 1;
+    else if (slot >= b) lo = mid + 1;
+    else return true;
+  }
+  return false;
 }
 
 /**
@@ -27,10 +47,17 @@ export interface SearchContext {
 export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchHit[][] {
   const { tuning, cache, st } = ctx;
   const plans = queries.map((q) => planQuery(q, cache));
-  const multiAccount = cache.shards.size > 1;
   const lexMemo = new Map<string, LexResult>();
   const picked: Array<{ slots: number[]; scores: number[]; shard: Shard | undefined }> = [];
   const dense = new DenseBatch(queries, plans);
+
+  // The deepest lexical leg per (account, text): the depth of the run those searches share.
+  const deepest = new Map<string, number>();
+  for (const q of queries) {
+    if (!q.text || q.text.trim() === '' || !(q.limit > 0)) continue;
+    const key = q.visibility.account + '\u0000' + q.text;
+    deepest.set(key, Math.max(deepest.get(key) ?? 0, Math.max(tuning.legMin, Math.floor(q.limit) * tuning.legFactor)));
+  }
 
   // Identical searches in one batch (gather's per-bucket peer scans are) run once.
   const firstOf = new Map<string, number>();
@@ -58,22 +85,18 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     const cosines = dense.cosines(qi, shard);
     const denseList = cosines ? denseTopK(cosines, shard, ranges, tail, pred, legK) : [];
 
-    // Lexical leg: BM25 rows of the account, filtered to this search's scope.
+    // Lexical leg: the search's own top-k by BM25, within its scope and filters.
     let lexList: number[] = [];
     let lex: LexResult | null = null;
     if (q.text && q.text.trim() !== '') {
       const key = q.visibility.account + '\u0000' + q.text;
-      lex = lexMemo.get(key) ?? ctx.lexical.query(q.text, shard, multiAccount);
+      lex = lexMemo.get(key) ?? ctx.lexical.query(q.text, shard);
       lexMemo.set(key, lex);
       const tailSet = tail.length > 0 ? new Set(tail) : null;
       const sorted = shard.sortedUpTo;
-      for (const slot of lex.slots) {
-        const inScope = slot < sorted ? ranges.some(([lo, hi]) => slot >= lo && slot < hi) : tailSet !== null && tailSet.has(slot);
-        if (!inScope || !pred(slot)) continue;
-        lexList.push(slot);
-        if (lexList.length >= legK) break;
-      }
-      lexList = ctx.lexical.rerankHead(lex, shard, lexList, limit);
+      const inScope = (slot: number): boolean => (slot < sorted ? inRanges(ranges, slot) : tailSet !== null && tailSet.has(slot)) && pred(slot);
+      const sharedK = Math.max(MIN_SHARED_LEXICAL, 2 * (deepest.get(key) ?? legK));
+      lexList = ctx.lexical.rerankHead(lex, shard, ctx.lexical.topK(lex, shard, inScope, legK, sharedK, ctx.stats), limit);
     }
 
     const lists: number[][] = [];

@@ -4,9 +4,8 @@ import { FULL_COLS, SUMMARY_COLS } from './rows';
 
 /**
  * Every prepared statement of the embedded vector index, prepared once per connection.
- * @param minorWeight BM25 weight of the FTS5 `minor` column (CJK unigrams)
  */
-export function prepareStatements(db: EmbeddedDb, minorWeight: number): Record<StatementName, Database.Statement> {
+export function prepareStatements(db: EmbeddedDb): Record<StatementName, Database.Statement> {
   return {
     docRows: db.prepare('SELECT id, content_hash FROM vi_nodes WHERE account = ? AND doc_uri = ?'),
     idByUri: db.prepare('SELECT id FROM vi_nodes WHERE account = ? AND uri = ?'),
@@ -15,10 +14,8 @@ export function prepareStatements(db: EmbeddedDb, minorWeight: number): Record<S
       VALUES (@uri, @docUri, @parentUri, @contextType, @category, @level, @account, @owner, @peer, @workspace, @subject, @tags,
       @createdAt, @updatedAt, @validFrom, @validTo, @title, @abstract, @overview, @body, @contentHash, @passageIndex, @links, @lexicalText)`),
     insVec: db.prepare('INSERT INTO vi_vec(rowid, embedding) VALUES (?, ?)'),
-    insFts: db.prepare('INSERT INTO vi_fts(rowid, main, minor, scope) VALUES (?, ?, ?, ?)'),
     delNode: db.prepare('DELETE FROM vi_nodes WHERE id = ?'),
     delVec: db.prepare('DELETE FROM vi_vec WHERE rowid = ?'),
-    delFts: db.prepare('DELETE FROM vi_fts WHERE rowid = ?'),
     logChange: db.prepare('INSERT INTO vi_changes(node_id) VALUES (?)'),
     subtreeIds: db.prepare(
       "SELECT id FROM vi_nodes WHERE account = @a AND (uri = @u OR doc_uri = @u OR (uri >= @u || '/' AND uri < @u || '0') OR (doc_uri >= @u || '/' AND doc_uri < @u || '0'))",
@@ -51,11 +48,14 @@ export function prepareStatements(db: EmbeddedDb, minorWeight: number): Record<S
     fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND doc_uri = ? ORDER BY passage_index, uri`),
     vecById: db.prepare('SELECT embedding FROM vi_vec WHERE rowid = ?'),
     existsUnder: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = @a AND (uri = @u OR (uri >= @u || '/' AND uri < @u || '0'))`),
-    ftsSearch: db.prepare(`SELECT rowid FROM vi_fts WHERE vi_fts MATCH ? ORDER BY bm25(vi_fts, 1.0, ${Number(minorWeight)}, 0.0)`).pluck(),
     vocab: db.prepare('SELECT term, df FROM vi_terms WHERE account = ? AND term IN (SELECT value FROM json_each(?))'),
     termAdd: db.prepare('INSERT INTO vi_terms(account, term, df) VALUES (?, ?, ?) ON CONFLICT(account, term) DO UPDATE SET df = df + excluded.df'),
     termGone: db.prepare('DELETE FROM vi_terms WHERE account = ? AND term = ? AND df <= 0'),
-    lexSource: db.prepare('SELECT account, lexical_text, abstract, body, title FROM vi_nodes WHERE id = ?'),
+    // A row's account and stored term counts (its text where it has none that match it), to un-count its terms.
+    rowTerms: db.prepare(`SELECT n.id, n.account, b.terms,
+      CASE WHEN b.terms IS NULL THEN n.lexical_text END AS lexical_text, CASE WHEN b.terms IS NULL THEN n.abstract END AS abstract,
+      CASE WHEN b.terms IS NULL THEN n.body END AS body, CASE WHEN b.terms IS NULL THEN n.title END AS title
+      FROM vi_nodes n LEFT JOIN vi_bags b ON b.id = n.id AND b.uri = n.uri AND b.content_hash = n.content_hash WHERE n.id = ?`),
     // A document is (account, doc_uri): the same document URI in two accounts is two documents.
     stats: db.prepare('SELECT COUNT(*) AS points, (SELECT COUNT(*) FROM (SELECT DISTINCT account, doc_uri FROM vi_nodes)) AS documents FROM vi_nodes'),
     statsAccount: db.prepare('SELECT COUNT(*) AS points, COUNT(DISTINCT doc_uri) AS documents FROM vi_nodes WHERE account = ?'),
@@ -68,10 +68,8 @@ export type StatementName =
   | 'idByUri'
   | 'insNode'
   | 'insVec'
-  | 'insFts'
   | 'delNode'
   | 'delVec'
-  | 'delFts'
   | 'logChange'
   | 'subtreeIds'
   | 'docIds'
@@ -93,11 +91,10 @@ export type StatementName =
   | 'fullByDoc'
   | 'vecById'
   | 'existsUnder'
-  | 'ftsSearch'
   | 'vocab'
   | 'termAdd'
   | 'termGone'
-  | 'lexSource'
+  | 'rowTerms'
   | 'stats'
   | 'statsAccount';
 

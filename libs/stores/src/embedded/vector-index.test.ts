@@ -128,7 +128,7 @@ describe('EmbeddedVectorIndex', () => {
         UPDATE vi_meta SET value = '2' WHERE key = 'schema';
       `);
       const index = new EmbeddedVectorIndex(db, { dimension: 256 });
-      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('3');
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('4');
       expect(db.prepare("SELECT account, df FROM vi_terms WHERE term = 'penguin'").all()).toEqual([{ account: 'a', df: 2 }]);
       const q = (text: string, v: Visibility = vis) => ({ visibility: v, vector: embedder.embedOne(text), text, targets: [], filter: null, limit: 5 });
       const [hits] = await index.search([q('persistent penguin colony')]);
@@ -140,6 +140,59 @@ describe('EmbeddedVectorIndex', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('upgrades a schema-3 file (FTS5 lexical index) in place: postings built from the stored term counts or, without them, the text; FTS5 dropped', async () => {
+    const path = join(dir, 'ctx.db');
+    const db = openEmbeddedDb(path);
+    try {
+      const first = new EmbeddedVectorIndex(db, { dimension: 256 });
+      await first.replaceDocument('viking://resources/p.md', [makeRecord(embedder, 'a', 'viking://resources/p.md', 'persistent penguin colony')]);
+      await first.replaceDocument('viking://resources/q.md', [makeRecord(embedder, 'a', 'viking://resources/q.md', 'quiet walrus island')]);
+      // More rows than one page of the upgrade, so it pages.
+      const filler = Array.from({ length: 2_100 }, (_, i) => `viking://resources/f/${i}.md`);
+      await first.replaceDocuments(filler.map((u) => ({ docUri: u, records: [makeRecord(embedder, 'a', u, 'filler')] })));
+      await first.close();
+      // The schema-3 layout: an FTS5 table instead of vi_lex_*; one row without stored term counts.
+      db.exec(`
+        DROP TABLE vi_lex_blocks; DROP TABLE vi_lex_terms; DROP TABLE vi_lex_rows;
+        CREATE VIRTUAL TABLE vi_fts USING fts5(main, minor, scope, content='', contentless_delete=1);
+        DELETE FROM vi_bags WHERE uri = 'viking://resources/q.md';
+        UPDATE vi_meta SET value = '3' WHERE key = 'schema';
+      `);
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('4');
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'vi_fts'").get()).toBeUndefined();
+      const lexOnly = (text: string) => ({ visibility: vis, vector: null, text, targets: [], filter: null, limit: 5 });
+      const [[p], [w]] = await index.search([lexOnly('penguin'), lexOnly('walrus')]);
+      expect(p?.node.uri).toBe('viking://resources/p.md');
+      expect(w?.node.uri).toBe('viking://resources/q.md');
+      // 6 terms of the two documents; 'filler' in 2,100 rows, in blocks of 128.
+      expect(index.lexicalSize()).toEqual({ terms: 7, blocks: 6 + Math.ceil(2_100 / 128), postings: 6 + 2_100 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('writes a batch of documents in one transaction: all searchable together, or none when one fails', async () => {
+    const db = openEmbeddedDb(':memory:');
+    dbs.push(db);
+    const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+    const doc = (uri: string, text: string) => ({ docUri: uri, records: [makeRecord(embedder, 'a', uri, text)] });
+    const lexOnly = (text: string) => ({ visibility: vis, vector: null, text, targets: [], filter: null, limit: 10 });
+    expect(await index.replaceDocuments([doc('viking://resources/1.md', 'amber heron'), doc('viking://resources/2.md', 'amber falcon'), doc('viking://resources/1.md', 'amber owl')])).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    // The later version of a document in the same batch wins, and the earlier one left no postings.
+    expect((await index.search([lexOnly('heron')]))[0]).toEqual([]);
+    expect((await index.search([lexOnly('amber')]))[0].map((h) => h.node.uri).sort()).toEqual(['viking://resources/1.md', 'viking://resources/2.md']);
+    const bad = doc('viking://resources/4.md', 'amber broken');
+    bad.records[0].vector = new Float32Array(3);
+    await expect(index.replaceDocuments([doc('viking://resources/3.md', 'amber sparrow'), bad])).rejects.toBeInstanceOf(InvalidRecordError);
+    expect((await index.search([lexOnly('sparrow')]))[0]).toEqual([]);
+    expect(index.lexicalSize().postings).toBe(4);
   });
 
   it('reloads a reader that fell behind the pruned change log', async () => {

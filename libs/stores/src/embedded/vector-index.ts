@@ -2,7 +2,9 @@ import { InvalidRecordError } from '../ports/errors';
 import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
-import { FtsLexicalLeg } from './lexical-leg';
+import { LexicalIndex, type LexicalTopKStats } from './lexical-index';
+import type { TfIdfScorer } from './lexical-rerank';
+import { LexicalLeg } from './lexical-leg';
 import { IndexReader } from './reads';
 import { ScanCache } from './scan-cache';
 import { migrateSchema } from './schema';
@@ -41,29 +43,31 @@ export interface EmbeddedVectorIndexOptions {
  * Embedded {@link VectorIndex}: one SQLite file, shared with the other embedded adapters.
  *
  * Storage: payloads in `vi_nodes`, dense vectors in a `sqlite-vec` `vec0` table (`vi_vec`),
- * lexical terms in a contentless FTS5 table (`vi_fts`) fed by the shared tokenizer of
- * `@ctxmesh/embedder` — words are stemmed; CJK runs are pre-segmented into bigrams (`main`
- * column) and unigrams (`minor`), since FTS5's unicode61 tokenizer does not split CJK — their
- * per-account document frequencies (`vi_terms`), each row's term counts (`vi_bags`, for the
- * lexical re-ranking; a row without them, written before the table existed, is re-tokenised
- * when needed) and a change log (`vi_changes`). A document's writes are one transaction, so
+ * lexical terms — from the shared tokenizer of `@ctxmesh/embedder`: stemmed words, and CJK runs
+ * segmented into bigrams (main terms) and unigrams (minor terms) — in a block-max inverted
+ * index of the file's own (`vi_lex_*`, see {@link LexicalIndex}), their per-account document
+ * frequencies (`vi_terms`), each row's term counts (`vi_bags`, for the lexical re-ranking; a row
+ * without them, written before the table existed, is re-tokenised when needed) and a change log
+ * (`vi_changes`). A document's writes — or a batch of documents' — are one transaction, so
  * nothing half-written is ever searchable.
  *
  * Tenancy: a point is identified by (account, uri) and a document by (account, docUri) — the
  * account is not part of a URI, and account-wide scopes (`viking://resources/…`,
  * `viking://agent/…`) exist once per account — so every write, delete and read is keyed by the
- * account (the records', the caller's, or the {@link Visibility}'s), and FTS rows carry an
- * account token. Row ids are unique across the file, which keeps the change log and the scan
+ * account (the records', the caller's, or the {@link Visibility}'s), and lexical terms are
+ * per account. Row ids are unique across the file, which keeps the change log and the scan
  * cache (one shard per account) keyed by id.
  *
  * Search: every filter (tenant visibility, targets, the filter tree, levels, `asOf`) and the
  * dense leg run on an in-memory mirror of the metadata and vectors (the scan cache), one shard
  * per account whose rows are kept physically sorted by URI, so a target is a contiguous slot
  * range. The mirror replays `vi_changes` before each batch, so it sees every committed write of
- * any connection or process. The dense leg is an exact cosine over the rows in scope, computed
- * by a WebAssembly SIMD kernel once per distinct query vector per batch; the lexical leg is one
- * FTS5 BM25 query per distinct text per batch over its rarest terms (a postings budget bounds
- * its cost), filtered per search, whose head (`lexicalRerankDepth` rows) is then re-ordered by
+ * any connection or process; the sync, the postings and the payloads are read in one
+ * transaction. The dense leg is an exact cosine over the rows in scope, computed by a
+ * WebAssembly SIMD kernel once per distinct query vector per batch; the lexical leg is an exact
+ * BM25 top-k from the inverted index over the query's rarest terms (a postings budget bounds
+ * its cost), one run per distinct text per batch shared by its searches (a search whose scope
+ * is too narrow for it runs its own), whose head (`lexicalRerankDepth` rows) is then re-ordered by
  * TF-IDF relevance ({@link TfIdfScorer}; per-account document frequencies, each row's term
  * counts stored at write time in `vi_bags`, a bounded memo of them in memory). The legs are fused by
  * weighted reciprocal-rank fusion, which decides the order. Identical searches in a batch are
@@ -86,7 +90,10 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private readonly bags: TermBags;
   private readonly writer: IndexWriter;
   private readonly reader: IndexReader;
-  private readonly lexical: FtsLexicalLeg;
+  private readonly lexical: LexicalLeg;
+  private readonly lexIndex: LexicalIndex;
+  /** Lexical top-k counters since the index was opened (see {@link lexicalStats}). */
+  private readonly lexStats: LexicalTopKStats = { blocks: 0, blocksDecoded: 0, postings: 0, postingsScored: 0 };
 
   /**
    * @param db an open handle from `openEmbeddedDb` (sqlite-vec loaded); the caller owns it
@@ -102,12 +109,13 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.tuning = { ...DEFAULT_TUNING, ...opts.tuning };
     const changeLogKeep = Math.max(1, Math.floor(opts.changeLogKeep ?? 20_000));
     migrateSchema(db, this.dimension);
-    this.st = prepareStatements(db, this.tuning.minorWeight);
+    this.st = prepareStatements(db);
     this.cache = new ScanCache(this.dimension);
     this.bags = new TermBags(this.st, this.tuning.minorWeight);
-    this.writer = new IndexWriter(db, this.st, this.dimension, changeLogKeep);
+    this.lexIndex = new LexicalIndex(db);
+    this.writer = new IndexWriter(db, this.st, this.lexIndex, this.dimension, changeLogKeep);
     this.reader = new IndexReader(this.st, this.dimension);
-    this.lexical = new FtsLexicalLeg(this.st, this.cache, this.tuning, this.bags);
+    this.lexical = new LexicalLeg(this.st, this.lexIndex, this.cache, this.tuning, this.bags);
   }
 
   private assertOpen(): void {
@@ -140,9 +148,32 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   /**
-   * Merge the FTS5 index into one segment (and refresh SQLite's planner statistics); call it
-   * when an ingest drains, not per write. Not part of the VectorIndex port.
+   * {@link replaceDocument} for several documents in one transaction (all or none), so a batch
+   * of writes costs one commit and touches each lexical term once. Not part of the VectorIndex
+   * port. @returns per document, true when something changed
+   * @throws InvalidRecordError before writing anything when any document's records do not fit
    */
+  async replaceDocuments(docs: ReadonlyArray<{ docUri: string; records: NodeRecord[] }>): Promise<boolean[]> {
+    this.assertOpen();
+    return this.writer.replaceDocuments(docs);
+  }
+
+  /**
+   * What the lexical top-k runs have touched since the index was opened: blocks and postings of
+   * the query terms against those decoded and scored (the cost follows k and the rarest terms,
+   * not the matching rows). Not part of the VectorIndex port.
+   */
+  lexicalStats(): Readonly<LexicalTopKStats> {
+    return { ...this.lexStats };
+  }
+
+  /** Terms, blocks and postings of the lexical index. Not part of the VectorIndex port. */
+  lexicalSize(): { terms: number; blocks: number; postings: number } {
+    this.assertOpen();
+    return this.lexIndex.size();
+  }
+
+  /** Refresh SQLite's planner statistics; call it when an ingest drains. Not part of the VectorIndex port. */
   async optimize(): Promise<void> {
     this.assertOpen();
     this.writer.optimize();
@@ -160,8 +191,12 @@ export class EmbeddedVectorIndex implements VectorIndex {
     for (const q of queries) {
       if (q.vector && q.vector.length !== this.dimension) throw new InvalidRecordError(`query vector has length ${q.vector.length}, expected ${this.dimension}`);
     }
-    syncCache(this.db, this.st, this.cache, this.bags);
-    return searchBatch({ tuning: this.tuning, cache: this.cache, lexical: this.lexical, bags: this.bags, st: this.st }, queries);
+    // One read transaction: the cache sync, the postings and the payloads are one snapshot, so a
+    // write committed meanwhile is either wholly seen or not at all.
+    return this.db.transaction(() => {
+      syncCache(this.db, this.st, this.cache, this.bags);
+      return searchBatch({ tuning: this.tuning, cache: this.cache, lexical: this.lexical, bags: this.bags, st: this.st, stats: this.lexStats }, queries);
+    })();
   }
 
   /**

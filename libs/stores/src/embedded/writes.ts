@@ -2,65 +2,94 @@ import { lexicalTerms } from '@ctxmesh/embedder';
 import { InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import type { NodeRecord } from '../ports/vector-index';
 import type { EmbeddedDb } from './db';
+import type { LexicalIndex, LexicalRow } from './lexical-index';
 import { encodeTermCounts, termCounts } from './lexical-rerank';
-import { lexicalSource, scopeToken, vecBlob } from './rows';
+import { lexicalSource, vecBlob } from './rows';
+import { type StoredTermsRow, storedTermCounts } from './schema';
 import type { Statements } from './statements';
 
 /**
- * The write side of the embedded vector index: a document's points, vectors, lexical terms and
- * term counts, and its change-log entries, in one transaction, so nothing half-written is ever
- * searchable; and the housekeeping of the change log and the FTS5 segments.
+ * What one write transaction changes in the lexical statistics, applied once at its end: the
+ * postings to add and remove (a row added and removed within the transaction is neither) and
+ * the per-account document-frequency deltas, so each term is touched once per transaction.
+ */
+class LexicalChanges {
+  readonly add = new Map<number, LexicalRow>();
+  readonly remove: LexicalRow[] = [];
+  /** `account \0 term` → document-frequency delta. */
+  readonly df = new Map<string, number>();
+
+  count(account: string, row: { main: ReadonlyMap<string, number>; minor: ReadonlyMap<string, number> }, delta: 1 | -1): void {
+    const seen = new Set<string>([...row.main.keys(), ...row.minor.keys()]);
+    for (const t of seen) {
+      const k = `${account}\u0000${t}`;
+      this.df.set(k, (this.df.get(k) ?? 0) + delta);
+    }
+  }
+}
+
+/**
+ * The write side of the embedded vector index: a document's points, vectors, lexical postings
+ * and term counts, and its change-log entries, in one transaction, so nothing half-written is
+ * ever searchable; and the housekeeping of the change log.
  */
 export class IndexWriter {
   /**
+   * @param lex the lexical index (its tables live in the same file)
    * @param changeLogKeep change-log rows kept for other readers of the file
    */
   constructor(
     private readonly db: EmbeddedDb,
     private readonly st: Statements,
+    private readonly lex: LexicalIndex,
     private readonly dimension: number,
     private readonly changeLogKeep: number,
   ) {}
 
-  private deleteIds(ids: number[]): void {
+  private deleteIds(ids: number[], ch: LexicalChanges): void {
     for (const id of ids) {
-      const src = this.st.lexSource.get(id) as { account: string; lexical_text: string; abstract: string; body: string; title: string } | undefined;
-      if (src) this.countTerms(src.account, lexicalTerms(lexicalSource({ lexicalText: src.lexical_text, abstract: src.abstract, body: src.body, title: src.title })), -1);
+      const pending = ch.add.get(id);
+      if (pending) {
+        // Written earlier in this transaction: its postings were never stored.
+        ch.add.delete(id);
+        ch.count(pending.account, pending, -1);
+      } else {
+        const src = this.st.rowTerms.get(id) as StoredTermsRow | undefined;
+        if (src) {
+          const counts = storedTermCounts(src);
+          ch.remove.push({ id, account: src.account, ...counts });
+          ch.count(src.account, counts, -1);
+        }
+      }
       this.st.delNode.run(id);
       this.st.delVec.run(BigInt(id));
-      this.st.delFts.run(id);
       this.st.delBag.run(id);
       this.st.logChange.run(id);
     }
   }
 
   /**
-   * Document frequencies of lexical terms per account, kept beside FTS5 (whose fts5vocab lookups
-   * cost ~13 µs a term) so a long query can pick its rarest terms cheaply. Per account, so one
-   * tenant's corpus never changes which terms another tenant's queries keep. Runs inside the
-   * write transaction.
+   * Apply a transaction's lexical changes: postings first removed, then added; then the
+   * per-account document frequencies (`vi_terms`, which the TF-IDF re-ranking reads; per
+   * account, so one tenant's corpus never changes another's weights); then housekeeping.
    */
-  private countTerms(account: string, terms: { main: string[]; minor: string[] }, delta: 1 | -1): void {
-    for (const t of new Set([...terms.main, ...terms.minor])) {
-      this.st.termAdd.run(account, t, delta);
-      if (delta < 0) this.st.termGone.run(account, t);
+  private finish(ch: LexicalChanges): void {
+    this.lex.remove(ch.remove);
+    this.lex.add([...ch.add.values()]);
+    for (const [k, delta] of ch.df) {
+      if (delta === 0) continue;
+      const at = k.indexOf('\u0000');
+      const account = k.slice(0, at);
+      const term = k.slice(at + 1);
+      this.st.termAdd.run(account, term, delta);
+      if (delta < 0) this.st.termGone.run(account, term);
     }
-  }
-
-  /** Housekeeping at the end of every write transaction. */
-  private afterWrite(): void {
     this.pruneLog();
   }
 
-  /**
-   * Merge the FTS5 index into one segment (and refresh SQLite's planner statistics). Every
-   * write transaction adds an FTS5 segment that automerge only folds in gradually, and each
-   * segment costs every query term a b-tree seek: after a bulk ingest, long queries run about
-   * 3x faster once optimised. Cost grows with the index (seconds at 100k rows), so call it when
-   * an ingest drains, not per write. Not part of the VectorIndex port.
-   */
+  /** Refresh SQLite's planner statistics (cheap; call when an ingest drains). */
   optimize(): void {
-    this.db.exec("INSERT INTO vi_fts(vi_fts) VALUES('optimize'); PRAGMA optimize;");
+    this.db.exec('PRAGMA optimize;');
   }
 
   private pruneLog(): void {
@@ -83,58 +112,75 @@ export class IndexWriter {
    *   span several accounts, or `records` is empty
    */
   replaceDocument(docUri: string, records: NodeRecord[]): boolean {
-    const account = validateDocumentRecords(docUri, records, this.dimension);
-    const tx = this.db.transaction((): boolean => {
-      const existing = this.st.docRows.all(account, docUri) as Array<{ id: number; content_hash: string }>;
-      if (existing.length > 0) {
-        const h = records[0].contentHash;
-        if (records.every((r) => r.contentHash === h) && existing.every((e) => e.content_hash === h)) return false;
-      }
-      const stale = new Set(existing.map((e) => e.id));
-      for (const r of records) {
-        const other = this.st.idByUri.get(account, r.uri) as { id: number } | undefined;
-        if (other) stale.add(other.id);
-      }
-      this.deleteIds([...stale]);
-      for (const r of records) {
-        const terms = lexicalTerms(lexicalSource(r));
-        const info = this.st.insNode.run({
-          uri: r.uri,
-          docUri: r.docUri,
-          parentUri: r.parentUri ?? '',
-          contextType: r.contextType,
-          category: r.category ?? '',
-          level: r.level,
-          account: r.account,
-          owner: r.owner ?? '',
-          peer: r.peer ?? '',
-          workspace: r.workspace || 'default',
-          subject: r.subject ?? '',
-          tags: JSON.stringify((r.tags ?? []).map((t) => t.trim().toLowerCase())),
-          createdAt: r.createdAt,
-          updatedAt: r.updatedAt,
-          validFrom: r.validFrom ?? null,
-          validTo: r.validTo ?? null,
-          title: r.title ?? '',
-          abstract: r.abstract ?? '',
-          overview: r.overview ?? '',
-          body: r.body ?? '',
-          contentHash: r.contentHash,
-          passageIndex: r.passageIndex ?? 0,
-          links: JSON.stringify(r.links ?? []),
-          lexicalText: r.lexicalText ?? '',
-        });
-        const id = Number(info.lastInsertRowid);
-        this.st.insVec.run(BigInt(id), vecBlob(r.vector));
-        this.st.insFts.run(id, terms.main.join(' '), terms.minor.join(' '), scopeToken(r.account));
-        this.st.insBag.run(id, r.uri, r.contentHash, encodeTermCounts(termCounts(terms)));
-        this.countTerms(account, terms, 1);
-        this.st.logChange.run(id);
-      }
-      this.afterWrite();
-      return true;
+    return this.replaceDocuments([{ docUri, records }])[0]!;
+  }
+
+  /**
+   * {@link replaceDocument} for several documents in one transaction: every document is
+   * validated before anything is written, and either all of them are written or none (a
+   * failure rolls the whole batch back). Later documents of the batch see earlier ones.
+   * @returns per document, true when something changed
+   * @throws InvalidRecordError before writing anything when a document's records do not fit
+   */
+  replaceDocuments(docs: ReadonlyArray<{ docUri: string; records: NodeRecord[] }>): boolean[] {
+    const accounts = docs.map((d) => validateDocumentRecords(d.docUri, d.records, this.dimension));
+    const tx = this.db.transaction((): boolean[] => {
+      const ch = new LexicalChanges();
+      const out = docs.map((d, i) => this.replaceIn(d.docUri, d.records, accounts[i]!, ch));
+      this.finish(ch);
+      return out;
     });
     return tx.immediate();
+  }
+
+  private replaceIn(docUri: string, records: NodeRecord[], account: string, ch: LexicalChanges): boolean {
+    const existing = this.st.docRows.all(account, docUri) as Array<{ id: number; content_hash: string }>;
+    if (existing.length > 0) {
+      const h = records[0]!.contentHash;
+      if (records.every((r) => r.contentHash === h) && existing.every((e) => e.content_hash === h)) return false;
+    }
+    const stale = new Set(existing.map((e) => e.id));
+    for (const r of records) {
+      const other = this.st.idByUri.get(account, r.uri) as { id: number } | undefined;
+      if (other) stale.add(other.id);
+    }
+    this.deleteIds([...stale], ch);
+    for (const r of records) {
+      const counts = termCounts(lexicalTerms(lexicalSource(r)));
+      const info = this.st.insNode.run({
+        uri: r.uri,
+        docUri: r.docUri,
+        parentUri: r.parentUri ?? '',
+        contextType: r.contextType,
+        category: r.category ?? '',
+        level: r.level,
+        account: r.account,
+        owner: r.owner ?? '',
+        peer: r.peer ?? '',
+        workspace: r.workspace || 'default',
+        subject: r.subject ?? '',
+        tags: JSON.stringify((r.tags ?? []).map((t) => t.trim().toLowerCase())),
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+        validFrom: r.validFrom ?? null,
+        validTo: r.validTo ?? null,
+        title: r.title ?? '',
+        abstract: r.abstract ?? '',
+        overview: r.overview ?? '',
+        body: r.body ?? '',
+        contentHash: r.contentHash,
+        passageIndex: r.passageIndex ?? 0,
+        links: JSON.stringify(r.links ?? []),
+        lexicalText: r.lexicalText ?? '',
+      });
+      const id = Number(info.lastInsertRowid);
+      this.st.insVec.run(BigInt(id), vecBlob(r.vector));
+      this.st.insBag.run(id, r.uri, r.contentHash, encodeTermCounts(counts));
+      ch.add.set(id, { id, account, ...counts });
+      ch.count(account, counts, 1);
+      this.st.logChange.run(id);
+    }
+    return true;
   }
 
   /**
@@ -143,14 +189,14 @@ export class IndexWriter {
    * @returns points removed
    * @throws InvalidRecordError when `account` is empty
    */
-
   deleteDocument(account: string, uri: string, opts: { subtree?: boolean } = {}): number {
     if (!account) throw new InvalidRecordError(`deleteDocument(${JSON.stringify(uri)}) needs an account`);
     const u = uri.length > 'viking://'.length ? uri.replace(/\/+$/, '') : uri;
     const tx = this.db.transaction((): number => {
       const rows = (opts.subtree ? this.st.subtreeIds : this.st.docIds).all({ a: account, u }) as Array<{ id: number }>;
-      this.deleteIds(rows.map((r) => r.id));
-      if (rows.length > 0) this.afterWrite();
+      const ch = new LexicalChanges();
+      this.deleteIds(rows.map((r) => r.id), ch);
+      if (rows.length > 0) this.finish(ch);
       return rows.length;
     });
     return tx.immediate();

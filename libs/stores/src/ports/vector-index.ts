@@ -1,6 +1,6 @@
 /**
  * VectorIndex port: node payloads, dense vectors and a lexical index, searched hybrid
- * (dense + lexical, fused). Adapters: embedded (SQLite + sqlite-vec + FTS5) and Qdrant.
+ * (dense + lexical, fused). Adapters: embedded (SQLite + sqlite-vec + a block-max inverted index) and Qdrant.
  * One contract suite (`../contract/vector-index.contract.ts`) runs against both.
  *
  * Tenancy: the account is not part of a `viking://` URI (context-contract §2), and the

@@ -10,7 +10,7 @@ export const MINOR_WEIGHT = DEFAULT_TUNING.minorWeight;
 
 /**
  * Hash seed of minor terms in sparse vectors. Main and minor terms live in separate id spaces,
- * like the embedded index's separate FTS5 columns: a query's main term never matches a
+ * like the embedded index's separate term classes: a query's main term never matches a
  * document's CJK unigram of the same spelling, and the other way round.
  */
 export const MINOR_SEED = 0x6d696e6f; // "mino"

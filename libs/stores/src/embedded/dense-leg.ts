@@ -1,7 +1,8 @@
 import type { SearchQuery } from '../ports/vector-index';
+import type { DenseAnn } from './ann';
 import type { RowPredicate } from './filter';
 import type { Plan } from './plan';
-import { type Shard, type SlotRange, unit } from './scan-cache';
+import { type ScanCache, type Shard, type SlotRange, unit } from './scan-cache';
 import { vecBlob } from './rows';
 import { TopK, mergeRanges } from './top-k';
 
@@ -15,11 +16,14 @@ export class DenseBatch {
   readonly keys: Array<string | null>;
   private readonly scores = new Map<string, Map<Shard, Float32Array>>();
 
-  /** Compute the cosines every query of the batch needs. */
-  constructor(queries: readonly SearchQuery[], plans: readonly Plan[]) {
+  /**
+   * Compute the cosines every query of the batch needs.
+   * @param skip queries whose dense leg is answered otherwise (the ANN index)
+   */
+  constructor(queries: readonly SearchQuery[], plans: readonly Plan[], skip: (qi: number) => boolean = () => false) {
     const keyOf = new Map<Float32Array, string | null>();
     this.keys = queries.map((q, qi) => {
-      if (!q.vector || !plans[qi].shard || !(q.limit > 0)) return null;
+      if (!q.vector || !plans[qi].shard || !(q.limit > 0) || skip(qi)) return null;
       let key = keyOf.get(q.vector);
       if (key === undefined) {
         let n2 = 0;
@@ -82,5 +86,29 @@ export function denseTopK(cosines: Float32Array, shard: Shard, ranges: readonly 
     }
   }
   for (const s of tail) if (pred(s)) top.push(s, cosines[s]);
+  return top.sorted();
+}
+
+/**
+ * The dense leg of one search from the ANN index: its candidates (`oversample` per wanted row)
+ * and the rows not indexed yet, filtered by the search's scope and re-scored exactly from the
+ * scan cache's vectors, best first.
+ * @returns null when the candidates do not fill `k` rows in scope (the caller scans exactly)
+ */
+export function annTopK(ann: DenseAnn, uq: Float32Array, shard: Shard, inScope: (slot: number) => boolean, where: ScanCache['where'], k: number): number[] | null {
+  const want = k * ann.opts.oversample;
+  const ids = ann.search(uq, want);
+  const top = new TopK(k);
+  const consider = (id: number): boolean => {
+    const w = where.get(id);
+    if (!w || w.shard !== shard || shard.live[w.slot] !== 1 || !inScope(w.slot)) return false;
+    top.push(w.slot, shard.vectors.dot(uq, w.slot));
+    return true;
+  };
+  let found = 0;
+  for (const id of ids) if (consider(id)) found++;
+  // Unless the index returned all it holds, the candidates must fill the scope: else scan exactly.
+  if (found < k && ids.length >= want) return null;
+  for (const id of ann.pending) consider(id);
   return top.sorted();
 }

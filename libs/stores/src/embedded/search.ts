@@ -1,12 +1,13 @@
 import { monotoneScores, reciprocalRankFusion } from '../fusion';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
 import type { HybridTuning } from '../tuning';
-import { DenseBatch, denseTopK } from './dense-leg';
+import type { DenseAnn } from './ann';
+import { DenseBatch, annTopK, denseTopK } from './dense-leg';
 import type { LexicalTopKStats } from './lexical-index';
 import type { LexicalLeg, LexResult } from './lexical-leg';
 import { planQuery } from './plan';
 import { type NodeRow, toSummary } from './rows';
-import type { ScanCache, Shard, SlotRange } from './scan-cache';
+import { type ScanCache, type Shard, type SlotRange, unit } from './scan-cache';
 import type { Statements } from './statements';
 import type { TermBags } from './term-bags';
 
@@ -19,6 +20,10 @@ export interface SearchContext {
   st: Statements;
   /** Counters of the lexical top-k runs, when wanted. */
   stats?: LexicalTopKStats;
+  /** The ANN index of an account, when it has one (large accounts only). */
+  ann?: (account: string) => DenseAnn | null;
+  /** Counters of the dense leg's ANN use, when wanted. */
+  annStats?: { annSearches: number; fallbacks: number };
 }
 
 /** Smallest depth of the lexical top-k run the searches of a batch share. */
@@ -49,7 +54,17 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
   const plans = queries.map((q) => planQuery(q, cache));
   const lexMemo = new Map<string, LexResult>();
   const picked: Array<{ slots: number[]; scores: number[]; shard: Shard | undefined }> = [];
-  const dense = new DenseBatch(queries, plans);
+  // The dense leg of a search whose scope holds many rows comes from the ANN index.
+  const annOf = queries.map((q, qi): DenseAnn | null => {
+    const { shard, ranges, tail } = plans[qi];
+    if (!q.vector || !shard || !ctx.ann || !(q.limit > 0)) return null;
+    const ann = ctx.ann(shard.account);
+    if (!ann) return null;
+    let rows = tail.length;
+    for (const [lo, hi] of ranges) rows += hi - lo;
+    return rows >= ann.opts.minRows ? ann : null;
+  });
+  const dense = new DenseBatch(queries, plans, (qi) => annOf[qi] !== null);
 
   // The deepest lexical leg per (account, text): the depth of the run those searches share.
   const deepest = new Map<string, number>();
@@ -82,8 +97,28 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     }
     const legK = Math.max(tuning.legMin, limit * tuning.legFactor);
 
-    const cosines = dense.cosines(qi, shard);
-    const denseList = cosines ? denseTopK(cosines, shard, ranges, tail, pred, legK) : [];
+    const tailSet = tail.length > 0 ? new Set(tail) : null;
+    const sorted = shard.sortedUpTo;
+    const inScope = (slot: number): boolean => (slot < sorted ? inRanges(ranges, slot) : tailSet !== null && tailSet.has(slot)) && pred(slot);
+    let cosines = dense.cosines(qi, shard);
+    let cosOf: ((slot: number) => number) | null = cosines ? (s) => (cosines as Float32Array)[s]! : null;
+    let denseList: number[] = [];
+    const ann = annOf[qi];
+    if (ann) {
+      const uq = unit(q.vector as Float32Array);
+      const approx = annTopK(ann, uq, shard, inScope, cache.where, legK);
+      if (approx) {
+        denseList = approx;
+        cosOf = (s) => shard.vectors.dot(uq, s);
+        if (ctx.annStats) ctx.annStats.annSearches++;
+      } else {
+        // Too narrow a scope for the candidates: the exact scan, for this search alone.
+        cosines = new DenseBatch([q], [plans[qi]]).cosines(0, shard);
+        cosOf = cosines ? (s) => (cosines as Float32Array)[s]! : null;
+        if (ctx.annStats) ctx.annStats.fallbacks++;
+      }
+    }
+    if (cosines) denseList = denseTopK(cosines, shard, ranges, tail, pred, legK);
 
     // Lexical leg: the search's own top-k by BM25, within its scope and filters.
     let lexList: number[] = [];
@@ -92,9 +127,6 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
       const key = q.visibility.account + '\u0000' + q.text;
       lex = lexMemo.get(key) ?? ctx.lexical.query(q.text, shard);
       lexMemo.set(key, lex);
-      const tailSet = tail.length > 0 ? new Set(tail) : null;
-      const sorted = shard.sortedUpTo;
-      const inScope = (slot: number): boolean => (slot < sorted ? inRanges(ranges, slot) : tailSet !== null && tailSet.has(slot)) && pred(slot);
       const sharedK = Math.max(MIN_SHARED_LEXICAL, 2 * (deepest.get(key) ?? legK));
       lexList = ctx.lexical.rerankHead(lex, shard, ctx.lexical.topK(lex, shard, inScope, legK, sharedK, ctx.stats), limit);
     }
@@ -112,8 +144,9 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     const fused = reciprocalRankFusion(lists, { k: tuning.rrfK, weights }).slice(0, limit);
     const slots = fused.map((f) => f.id);
     let raw: number[];
-    if (cosines) {
-      raw = slots.map((s) => cosines[s]);
+    if (cosOf) {
+      const f = cosOf;
+      raw = slots.map((s) => f(s));
     } else if (lex) {
       raw = ctx.lexical.lexicalScores(slots.map((s) => shard.ids[s]), lex.terms);
     } else {

@@ -179,6 +179,16 @@ export class VectorRows {
     return (this.wasm ? this.f32 : this.js).slice(at, at + this.dim);
   }
 
+  /** Dot product of `q` with row `slot`, in JavaScript (for a few scattered rows, where a kernel call per row costs more). */
+  dot(q: Float32Array, slot: number): number {
+    const d = this.dim;
+    const at = (this.wasm ? ROWS_AT / 4 : 0) + slot * d;
+    const m = this.wasm ? this.f32 : this.js;
+    let s = 0;
+    for (let j = 0; j < d; j++) s += m[at + j]! * q[j]!;
+    return s;
+  }
+
   /** Dot products of `q` with rows `[lo, hi)`, written to `out[lo..hi)`. */
   dots(q: Float32Array, lo: number, hi: number, out: Float32Array): void {
     const d = this.dim;

@@ -16,8 +16,8 @@ export interface RowMemo {
  * one read transaction): replay `vi_changes` since the cache's last sequence number, or reload
  * every row when this reader is new or fell behind the pruned change log.
  */
-export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: RowMemo): void {
-  db.transaction(() => {
+export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: RowMemo): SyncOutcome {
+  return db.transaction((): SyncOutcome => {
     const pruned = Number((st.prunedThrough.get() as { value: string } | undefined)?.value ?? 0);
     if ((c.lastSeq === 0 && c.liveRows === 0) || c.lastSeq < pruned) {
       // First use, or this reader fell behind the pruned change log: load everything.
@@ -33,10 +33,10 @@ export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: Ro
         if (blob) c.upsert(toCacheRow({ ...r, embedding: blob }));
       }
       c.adoptLoadOrder();
-      return;
+      return { reloaded: true, changed: [] };
     }
     const changes = st.changesSince.all(c.lastSeq) as Array<{ seq: number; node_id: number }>;
-    if (changes.length === 0) return;
+    if (changes.length === 0) return { reloaded: false, changed: [] };
     const ids = [...new Set(changes.map((ch) => ch.node_id))];
     for (const id of ids) c.remove(id);
     // SQLite may hand a deleted row's id to the next insert, so a changed id's bag is stale.
@@ -44,5 +44,13 @@ export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: Ro
     for (const r of st.cacheRowsByIds.all(JSON.stringify(ids)) as Array<Record<string, unknown>>) c.upsert(toCacheRow(r));
     c.lastSeq = changes[changes.length - 1].seq;
     c.reorganize();
+    return { reloaded: false, changed: ids };
   })();
+}
+
+/** What a sync did: reloaded every row, or replayed the changes of these row ids. */
+export interface SyncOutcome {
+  reloaded: boolean;
+  /** Row ids written, rewritten or deleted since the last sync (empty after a reload). */
+  changed: number[];
 }

@@ -1,4 +1,5 @@
 import { InvalidRecordError } from '../ports/errors';
+import { type AnnOptions, AnnSet, DEFAULT_ANN_OPTIONS, type DenseAnn } from './ann';
 import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
@@ -36,6 +37,11 @@ export interface EmbeddedVectorIndexOptions {
    * reloads its scan cache from the tables. @default 20000
    */
   changeLogKeep?: number;
+  /**
+   * The dense leg's ANN index (HNSW, `usearch`) for accounts with many rows, saved beside the
+   * file; `false` keeps the exact scan for every search. See {@link DenseAnn}. @default DEFAULT_ANN_OPTIONS
+   */
+  ann?: Partial<AnnOptions> | false;
 }
 
 
@@ -94,6 +100,9 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private readonly lexIndex: LexicalIndex;
   /** Lexical top-k counters since the index was opened (see {@link lexicalStats}). */
   private readonly lexStats: LexicalTopKStats = { blocks: 0, blocksDecoded: 0, postings: 0, postingsScored: 0 };
+  private readonly anns: AnnSet | null;
+  /** Dense-leg counters since the index was opened (see {@link denseStats}). */
+  private readonly annStats = { annSearches: 0, fallbacks: 0 };
 
   /**
    * @param db an open handle from `openEmbeddedDb` (sqlite-vec loaded); the caller owns it
@@ -116,6 +125,27 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.writer = new IndexWriter(db, this.st, this.lexIndex, this.dimension, changeLogKeep);
     this.reader = new IndexReader(this.st, this.dimension);
     this.lexical = new LexicalLeg(this.st, this.lexIndex, this.cache, this.tuning, this.bags);
+    const cache = this.cache;
+    const st = this.st;
+    this.anns =
+      opts.ann === false
+        ? null
+        : new AnnSet(
+            this.dimension,
+            db.memory ? null : db.name,
+            {
+              shards: cache.shards,
+              where: cache.where,
+              lastSeq: () => cache.lastSeq,
+              prunedThrough: () => Number((st.prunedThrough.get() as { value: string } | undefined)?.value ?? 0),
+              changedSince: (seq) => [...new Set((st.changesSince.all(seq) as Array<{ node_id: number }>).map((c) => c.node_id))],
+              vectorOf: (id) => {
+                const w = cache.where.get(id);
+                return w ? w.shard.vectors.get(w.slot) : null;
+              },
+            },
+            { ...DEFAULT_ANN_OPTIONS, ...opts.ann },
+          );
   }
 
   private assertOpen(): void {
@@ -167,6 +197,14 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return { ...this.lexStats };
   }
 
+  /**
+   * Dense-leg counters since the index was opened: searches answered by the ANN index, and those
+   * whose scope its candidates did not fill (scanned exactly). Not part of the VectorIndex port.
+   */
+  denseStats(): { annSearches: number; fallbacks: number } {
+    return { ...this.annStats };
+  }
+
   /** Terms, blocks and postings of the lexical index. Not part of the VectorIndex port. */
   lexicalSize(): { terms: number; blocks: number; postings: number } {
     this.assertOpen();
@@ -194,8 +232,13 @@ export class EmbeddedVectorIndex implements VectorIndex {
     // One read transaction: the cache sync, the postings and the payloads are one snapshot, so a
     // write committed meanwhile is either wholly seen or not at all.
     return this.db.transaction(() => {
-      syncCache(this.db, this.st, this.cache, this.bags);
-      return searchBatch({ tuning: this.tuning, cache: this.cache, lexical: this.lexical, bags: this.bags, st: this.st, stats: this.lexStats }, queries);
+      const synced = syncCache(this.db, this.st, this.cache, this.bags);
+      this.anns?.synced(synced.reloaded, synced.changed);
+      const ann = this.anns ? (account: string): DenseAnn | null => (this.anns as AnnSet).of(account) : undefined;
+      return searchBatch(
+        { tuning: this.tuning, cache: this.cache, lexical: this.lexical, bags: this.bags, st: this.st, stats: this.lexStats, ann, annStats: this.annStats },
+        queries,
+      );
     })();
   }
 
@@ -246,6 +289,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   /** Drop the in-memory scan cache. The database handle stays open: its owner closes it. */
   async close(): Promise<void> {
     this.closed = true;
+    this.anns?.close();
     this.cache.shards.clear();
     this.cache.where.clear();
     this.bags.clear();

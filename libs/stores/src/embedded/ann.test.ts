@@ -1,0 +1,88 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { makeRecord } from '../contract/vector-index.contract';
+import type { Visibility } from '../ports/vector-index';
+import { openEmbeddedDb } from './db';
+import { EmbeddedVectorIndex } from './vector-index';
+
+const embedder = new LexicalEmbedder({ dimension: 64 });
+const vis: Visibility = { account: 'a', user: 'u', actorPeer: null, openPeers: false, allUsers: false, workspace: null };
+const WORDS = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'glacier', 'harbor', 'island', 'jungle', 'kelp', 'lagoon', 'mesa', 'nebula', 'oasis', 'prairie'];
+const text = (i: number) => `${WORDS[i % 16]} ${WORDS[(i * 7) % 16]} ${WORDS[(i * 3 + 1) % 16]} note ${i % 5}`;
+const dense = (t: string, limit = 10, targets: string[] = []) => ({ visibility: vis, vector: embedder.embedOne(t), text: '', targets, filter: null, limit });
+
+async function until(f: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !f(); i++) await new Promise((r) => setTimeout(r, 25));
+}
+
+describe('EmbeddedVectorIndex dense leg with the ANN index', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'ctxmesh-ann-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers large scopes from the HNSW index with exact scores, keeps new writes and deletes exact, and reloads the saved index', async () => {
+    const path = join(dir, 'x.db');
+    const db = openEmbeddedDb(path);
+    const ref = openEmbeddedDb(path);
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 64, ann: { minRows: 100, addBatch: 64 } });
+      const exact = new EmbeddedVectorIndex(ref, { dimension: 64, ann: false });
+      const uri = (i: number) => `viking://resources/r/${i}.md`;
+      await index.replaceDocuments(Array.from({ length: 400 }, (_, i) => ({ docUri: uri(i), records: [makeRecord(embedder, 'a', uri(i), text(i))] })));
+      await index.search([dense('warm')]);
+      const ann = (index as unknown as { anns: { of(a: string): { pending: Set<number>; size: number } } }).anns.of('a');
+      await until(() => ann.pending.size === 0 && ann.size === 400);
+      expect(ann.size).toBe(400);
+      // Recall by rank, tie-aware: the i-th score of the ANN answer is the i-th exact score.
+      let same = 0;
+      for (let i = 0; i < 40; i++) {
+        const [[a], [e]] = [await index.search([dense(text(i * 9))]), await exact.search([dense(text(i * 9))])];
+        same += e.filter((x, r) => a[r] !== undefined && Math.abs(a[r]!.score - x.score) < 1e-5).length / e.length;
+        // Scores are the exact cosines, whichever leg found the row.
+        for (const h of a) {
+          const twin = e.find((x) => x.node.uri === h.node.uri);
+          if (twin) expect(h.score).toBeCloseTo(twin.score, 5);
+        }
+      }
+      expect(same / 40).toBeGreaterThan(0.9);
+      expect(index.denseStats().annSearches).toBeGreaterThan(40);
+      // A new row is found at once (not yet in the index: scanned exactly), a deleted one never.
+      await index.replaceDocument(uri(1000), [makeRecord(embedder, 'a', uri(1000), 'zeppelin quasar')]);
+      await index.deleteDocument('a', uri(7));
+      const [fresh] = await index.search([dense('zeppelin quasar', 3)]);
+      expect(fresh[0]!.node.uri).toBe(uri(1000));
+      const [gone] = await index.search([dense(text(7), 50)]);
+      expect(gone.some((h) => h.node.uri === uri(7))).toBe(false);
+      // A narrow target is scanned exactly.
+      const [narrow] = await index.search([dense(text(3), 5, [uri(3)])]);
+      expect(narrow.map((h) => h.node.uri)).toEqual([uri(3)]);
+      await until(() => ann.pending.size === 0);
+      await index.close();
+      expect(readdirSync(dir).some((f) => f.endsWith('.usearch'))).toBe(true);
+      // Reopened: the saved index is loaded, with the changes since it was saved replayed.
+      const again = new EmbeddedVectorIndex(openEmbeddedDb(path), { dimension: 64, ann: { minRows: 100 } });
+      const [r] = await again.search([dense('zeppelin quasar', 3)]);
+      expect(r[0]!.node.uri).toBe(uri(1000));
+      const reloaded = (again as unknown as { anns: { of(a: string): { pending: Set<number>; size: number } } }).anns.of('a');
+      expect(reloaded.size).toBeGreaterThanOrEqual(400);
+      await again.close();
+    } finally {
+      db.close();
+      ref.close();
+    }
+  });
+
+  it('keeps the exact scan below the row threshold', async () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 64, ann: { minRows: 1000 } });
+      await index.replaceDocuments(Array.from({ length: 50 }, (_, i) => ({ docUri: `viking://resources/s/${i}.md`, records: [makeRecord(embedder, 'a', `viking://resources/s/${i}.md`, text(i))] })));
+      await index.search([dense(text(1))]);
+      expect(index.denseStats()).toEqual({ annSearches: 0, fallbacks: 0 });
+    } finally {
+      db.close();
+    }
+  });
+});

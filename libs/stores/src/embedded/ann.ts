@@ -1,0 +1,291 @@
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { Index, MetricKind, ScalarKind } from 'usearch';
+
+/** Options of the dense ANN leg ({@link DenseAnn}). */
+export interface AnnOptions {
+  /**
+   * Smallest number of rows in a search's scope for which the ANN index answers instead of the
+   * exact scan (the crossover the bench measures: below it the exact scan is cheap, and exact).
+   * @default 100000
+   */
+  minRows: number;
+  /** Candidates the ANN index returns per wanted row (they are filtered by scope, then re-scored exactly). @default 4 */
+  oversample: number;
+  /** HNSW `ef` at search time (the candidates asked for, when more). @default 512 */
+  expansionSearch: number;
+  /** HNSW links per node. @default 16 */
+  connectivity: number;
+  /** HNSW `ef` at construction. @default 128 */
+  expansionAdd: number;
+  /** Rows added per background step (one step per event-loop turn, so searches interleave). @default 256 */
+  addBatch: number;
+  /** Precision of the vectors the index keeps (candidates are re-scored exactly either way). @default 'f16' */
+  quantization: 'f32' | 'f16' | 'i8';
+}
+
+/** Default {@link AnnOptions}. */
+export const DEFAULT_ANN_OPTIONS: Readonly<AnnOptions> = Object.freeze({
+  minRows: 100_000,
+  oversample: 4,
+  expansionSearch: 512,
+  connectivity: 16,
+  expansionAdd: 128,
+  addBatch: 256,
+  quantization: 'f16',
+});
+
+/** What the sidecar of a saved index records: the change-log sequence its rows are current to. */
+interface AnnMeta {
+  version: 1;
+  dimension: number;
+  connectivity: number;
+  quantization: string;
+  seq: number;
+  count: number;
+}
+
+/** A vector source for the background builder: the row's unit vector, or null when it is gone. */
+export type VectorOf = (id: number) => Float32Array | null;
+
+/**
+ * The approximate dense leg of one account: an HNSW index (`usearch`, prebuilt N-API binary,
+ * cosine metric, half-precision vectors) keyed by row id, persisted beside the SQLite file.
+ *
+ * Maintenance follows the scan cache: rows the change log reports changed are removed from the
+ * index and queued; queued rows are added in the background in small steps. A search uses the
+ * index only when the rows in its scope are many ({@link AnnOptions.minRows}); its candidates
+ * are filtered by the search's scope and re-scored exactly from the scan cache's vectors, and
+ * the queued rows (not in the index yet) are scanned exactly — so a write is searchable at
+ * once, and a score is always the exact cosine. A search whose scope the candidates do not fill
+ * falls back to the exact scan.
+ *
+ * The saved file (`<db>.ann-<account>.usearch` and a `.json` sidecar with the change-log
+ * sequence it is current to) is loaded at the first search; the changes since are replayed. A
+ * file whose sequence the change log no longer reaches is rebuilt.
+ */
+export class DenseAnn {
+  private index: Index;
+  /** Rows changed or new since the index was last current, to add. */
+  readonly pending = new Set<number>();
+  /** Rows in the index. */
+  private readonly inIndex = new Set<number>();
+  /** Change-log sequence the index plus `pending` are current to. */
+  seq = 0;
+  private building = false;
+  private closed = false;
+  private sinceSave = 0;
+
+  /**
+   * @param path file of the saved index (null: in memory only)
+   */
+  constructor(
+    readonly dimension: number,
+    private readonly path: string | null,
+    readonly opts: AnnOptions = DEFAULT_ANN_OPTIONS,
+  ) {
+    this.index = this.fresh();
+  }
+
+  private fresh(): Index {
+    return new Index({
+      dimensions: this.dimension,
+      metric: MetricKind.Cos,
+      quantization: this.opts.quantization === 'f32' ? ScalarKind.F32 : this.opts.quantization === 'i8' ? ScalarKind.I8 : ScalarKind.F16,
+      connectivity: this.opts.connectivity,
+      expansion_add: this.opts.expansionAdd,
+      expansion_search: this.opts.expansionSearch,
+      multi: false,
+    });
+  }
+
+  /**
+   * Load the saved index when there is one current to a change-log sequence ≥ `prunedThrough`
+   * (the caller then replays the changes since {@link seq}). @returns whether one was loaded
+   */
+  load(prunedThrough: number, ids: Iterable<number>): boolean {
+    if (!this.path || !existsSync(this.path) || !existsSync(this.path + '.json')) return false;
+    try {
+      const meta = JSON.parse(readFileSync(this.path + '.json', 'utf8')) as AnnMeta;
+      if (meta.version !== 1 || meta.dimension !== this.dimension || meta.connectivity !== this.opts.connectivity || meta.quantization !== this.opts.quantization || meta.seq < prunedThrough) return false;
+      const index = this.fresh();
+      index.load(this.path);
+      if (index.size() !== meta.count) return false;
+      this.index = index;
+      this.seq = meta.seq;
+      // The saved rows are those the file holds; which ids they are is what the caller knows.
+      for (const id of ids) if (index.contains(BigInt(id))) this.inIndex.add(id);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Rows in the index (queued ones not counted). */
+  get size(): number {
+    return this.inIndex.size;
+  }
+
+  /** A row changed (written, rewritten or deleted): out of the index, and queued when it still exists. */
+  changed(id: number, exists: boolean): void {
+    if (this.inIndex.delete(id)) this.index.remove(BigInt(id));
+    if (exists) this.pending.add(id);
+    else this.pending.delete(id);
+  }
+
+  /** Forget everything (the scan cache reloads). */
+  reset(): void {
+    this.index = this.fresh();
+    this.inIndex.clear();
+    this.pending.clear();
+    this.seq = 0;
+  }
+
+  /**
+   * Nearest rows by cosine (approximate), best first.
+   * @param unitQuery a unit-length query vector
+   */
+  search(unitQuery: Float32Array, k: number): number[] {
+    if (this.inIndex.size === 0 || !(k > 0)) return [];
+    const m = this.index.search(unitQuery, Math.min(k, this.index.size()), 1);
+    return Array.from(m.keys, (key) => Number(key));
+  }
+
+  /**
+   * Add queued rows in the background, `addBatch` per event-loop turn, and save the index when
+   * the queue drains (and every 20 batches). Does nothing while a build runs.
+   * @param vectorOf the current unit vector of a row (null: gone)
+   * @param seqNow the change-log sequence the queue is current to
+   */
+  drain(vectorOf: VectorOf, seqNow: () => number): void {
+    if (this.building || this.closed || this.pending.size === 0) return;
+    this.building = true;
+    const step = (): void => {
+      if (this.closed) {
+        this.building = false;
+        return;
+      }
+      const ids: number[] = [];
+      const vecs: Float32Array[] = [];
+      for (const id of this.pending) {
+        this.pending.delete(id);
+        const v = vectorOf(id);
+        if (!v) continue;
+        ids.push(id);
+        vecs.push(v);
+        if (ids.length >= this.opts.addBatch) break;
+      }
+      if (ids.length > 0) {
+        const flat = new Float32Array(ids.length * this.dimension);
+        vecs.forEach((v, i) => flat.set(v, i * this.dimension));
+        this.index.add(BigUint64Array.from(ids, (id) => BigInt(id)), flat, 1);
+        for (const id of ids) this.inIndex.add(id);
+        this.sinceSave++;
+      }
+      if (this.pending.size > 0) {
+        if (this.sinceSave >= 20) this.save(seqNow());
+        setImmediate(step);
+        return;
+      }
+      this.building = false;
+      this.save(seqNow());
+    };
+    setImmediate(step);
+  }
+
+  /** Write the index and its sidecar (atomically: a temporary file, then a rename). */
+  save(seq: number): void {
+    this.sinceSave = 0;
+    this.seq = seq;
+    if (!this.path || this.pending.size > 0) return;
+    try {
+      const tmp = `${this.path}.tmp-${process.pid}`;
+      this.index.save(tmp);
+      renameSync(tmp, this.path);
+      const meta: AnnMeta = { version: 1, dimension: this.dimension, connectivity: this.opts.connectivity, quantization: this.opts.quantization, seq, count: this.index.size() };
+      writeFileSync(`${this.path}.json.tmp`, JSON.stringify(meta));
+      renameSync(`${this.path}.json.tmp`, `${this.path}.json`);
+    } catch {
+      // A failed save only costs a rebuild at the next start.
+      rmSync(`${this.path}.json`, { force: true });
+    }
+  }
+
+  /** Stop background work (the index stays usable). */
+  close(): void {
+    this.closed = true;
+  }
+}
+
+/** The rows, change log and vectors the {@link AnnSet} keeps its indexes current with. */
+export interface AnnSource {
+  /** Shards by account. */
+  shards: ReadonlyMap<string, { account: string; liveCount: number; size: number; ids: Int32Array; live: Uint8Array }>;
+  /** Where a live row is. */
+  where: ReadonlyMap<number, { shard: { account: string }; slot: number }>;
+  /** The change-log sequence the rows are current to. */
+  lastSeq(): number;
+  /** The change log's pruned-through sequence. */
+  prunedThrough(): number;
+  /** Row ids changed since a sequence. */
+  changedSince(seq: number): number[];
+  /** A live row's unit vector. */
+  vectorOf(id: number): Float32Array | null;
+}
+
+/**
+ * One {@link DenseAnn} per account large enough for it, created at the first search of that
+ * account (loading its saved index, or building one in the background), kept current by the
+ * scan cache's syncs.
+ */
+export class AnnSet {
+  private readonly anns = new Map<string, DenseAnn>();
+
+  /** @param basePath the SQLite file's path (null: nothing persisted) */
+  constructor(
+    private readonly dimension: number,
+    private readonly basePath: string | null,
+    private readonly src: AnnSource,
+    readonly opts: AnnOptions = DEFAULT_ANN_OPTIONS,
+  ) {}
+
+  /** The index of an account, when it has at least `minRows` rows (created on first call). */
+  of(account: string): DenseAnn | null {
+    const shard = this.src.shards.get(account);
+    if (!shard || shard.liveCount < this.opts.minRows) return null;
+    let ann = this.anns.get(account);
+    if (ann) return ann;
+    const path = this.basePath ? `${this.basePath}.ann-${Buffer.from(account, 'utf8').toString('hex')}.usearch` : null;
+    ann = new DenseAnn(this.dimension, path, this.opts);
+    const live: number[] = [];
+    for (let s = 0; s < shard.size; s++) if (shard.live[s]) live.push(shard.ids[s]!);
+    if (ann.load(this.src.prunedThrough(), live)) {
+      // Replay what changed since the file was saved.
+      for (const id of this.src.changedSince(ann.seq)) ann.changed(id, this.src.where.get(id)?.shard.account === account);
+    } else {
+      for (const id of live) ann.pending.add(id);
+    }
+    this.anns.set(account, ann);
+    ann.drain((id) => this.src.vectorOf(id), () => this.src.lastSeq());
+    return ann;
+  }
+
+  /** After a sync: the rows it replayed changed; after a reload every index starts over. */
+  synced(reloaded: boolean, changed: readonly number[]): void {
+    if (reloaded) {
+      for (const a of this.anns.values()) a.close();
+      this.anns.clear();
+      return;
+    }
+    if (changed.length === 0) return;
+    for (const [account, ann] of this.anns) {
+      for (const id of changed) ann.changed(id, this.src.where.get(id)?.shard.account === account);
+      ann.drain((id) => this.src.vectorOf(id), () => this.src.lastSeq());
+    }
+  }
+
+  /** Stop background work. */
+  close(): void {
+    for (const a of this.anns.values()) a.close();
+    this.anns.clear();
+  }
+}

@@ -8,6 +8,7 @@ import type { EvidenceReport, EvidenceRow } from './evidence';
 import type { IngestResult } from './ingest';
 import type { HopCosts, LatencyResult, StoreLegs } from './latency';
 import type { MadialReport } from './madial';
+import type { AnnMeasurement, LexicalAlternatives } from './search-engines';
 import type { StartupRun } from './startup';
 import type { Summary } from './stats';
 import type { ThroughputRun } from './throughput';
@@ -24,6 +25,10 @@ export interface SizeResult {
   storeLegs?: StoreLegs;
   /** One HTTP and one gRPC round trip with no work behind them. */
   hops?: HopCosts;
+  /** The lexical engines side by side on this size's rows (docs profile). */
+  lexicalAlternatives?: LexicalAlternatives;
+  /** The dense leg's HNSW index against the exact scan (docs profile). */
+  ann?: AnnMeasurement;
   /** Resident memory of the bench process (which runs the whole mesh) after loading and searching this size, MiB. */
   rssMiB?: number;
   /** Section failures at this size. */
@@ -294,6 +299,13 @@ export function latencyRows(report: BenchReport, profile: 'default' | 'docs' = '
   rows.push(['same handler called directly', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.direct))]);
   rows.push(['bulk load docs/s (in process)', ...sizes.map((n) => fmt(r.sizes[String(n)]?.load.docsPerSecond))]);
   rows.push(['resident memory after load, MiB', ...sizes.map((n) => fmt(r.sizes[String(n)]?.rssMiB))]);
+  if (sizes.some((n) => r.sizes[String(n)]?.ann)) {
+    rows.push(['dense: HNSW recall@10 against the exact scan', ...sizes.map((n) => fmt(r.sizes[String(n)]?.ann?.recall10, 3))]);
+    rows.push(['dense-only search, HNSW', ...sizes.map((n) => pct(r.sizes[String(n)]?.ann?.ann))]);
+    rows.push(['dense-only search, exact scan', ...sizes.map((n) => pct(r.sizes[String(n)]?.ann?.exact))]);
+    rows.push(['dense: crossover (rows where the scan costs the HNSW search)', ...sizes.map((n) => fmt(r.sizes[String(n)]?.ann?.crossoverRows))]);
+    rows.push(['dense: HNSW build in the background, ms', ...sizes.map((n) => fmt(r.sizes[String(n)]?.ann?.buildMs))]);
+  }
   return rows;
 }
 
@@ -332,6 +344,17 @@ export function throughputRows(report: BenchReport, profile: 'default' | 'docs' 
   return rows;
 }
 
+/** Rows of the lexical-engines table (docs profile, every size measured). */
+export function lexicalAlternativeRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['lexical engine (docs profile, top 50)', 'rows', 'query ms p50 / p95 / p99', 'overlap@10 with exact BM25', 'build ms', 'heap MiB', 'persists']];
+  for (const s of Object.values(r.docs?.sizes ?? {})) {
+    const a = s.lexicalAlternatives;
+    if (!a) continue;
+    for (const e of a.engines) rows.push([e.engine, fmt(a.rows), pct(e.query), fmt(e.overlap10, 3), e.buildMs === null ? 'while loading' : fmt(e.buildMs), e.heapMiB === null ? 'on disk' : fmt(e.heapMiB), e.persists ? 'yes' : 'no']);
+  }
+  return rows;
+}
+
 /** Rows of the MADial table. */
 export function madialRows(r: BenchReport): string[][] {
   const rows: string[][] = [['MADial-Bench', 'lang', 'recall@5', 'recall@10', 'nDCG@5']];
@@ -353,7 +376,7 @@ export function textSummary(r: BenchReport): string {
     `ctxmesh bench (${r.meta.mode}) ${r.meta.startedAt}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} → ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')}, ${fmt(r.meta.durationS)} s`,
     textTable(latencyRows(r)),
     textTable(throughputRows(r)),
-    ...(r.docs ? [textTable(latencyRows(r, 'docs')), textTable(throughputRows(r, 'docs'))] : []),
+    ...(r.docs ? [textTable(latencyRows(r, 'docs')), textTable(throughputRows(r, 'docs')), textTable(lexicalAlternativeRows(r))] : []),
     textTable(madialRows(r)),
     ...(r.evidence ? [textTable(evidenceRows(r))] : []),
     textTable(targetRows(r)),
@@ -371,7 +394,7 @@ export function markdownSummary(r: BenchReport): string {
     markdownTable(targetRows(r)),
     markdownTable(latencyRows(r)),
     markdownTable(throughputRows(r)),
-    ...(r.docs ? [markdownTable(latencyRows(r, 'docs')), markdownTable(throughputRows(r, 'docs'))] : []),
+    ...(r.docs ? [markdownTable(latencyRows(r, 'docs')), markdownTable(throughputRows(r, 'docs')), markdownTable(lexicalAlternativeRows(r))] : []),
     markdownTable(madialRows(r)),
     ...(r.evidence ? [markdownTable(evidenceRows(r))] : []),
     ...(r.notes.length ? [r.notes.map((n) => `- ${n}`).join('\n')] : []),

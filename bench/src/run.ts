@@ -20,7 +20,8 @@ import { DB_FILE, startMesh, type Mesh } from '@ctxmesh/ctxmesh';
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { createOutliner } from '@ctxmesh/outline';
 import { silentLogger, type Env } from '@ctxmesh/runtime';
-import { NatsEventBus, openEmbeddedDb } from '@ctxmesh/stores';
+import { DEFAULT_TUNING, NatsEventBus, openEmbeddedDb } from '@ctxmesh/stores';
+import { measureAnn, measureLexicalAlternatives } from './search-engines';
 import { measureBudgetHonesty } from './budget';
 import { RequestCapture } from './capture';
 import { busNames, deleteStreams, startCluster } from './cluster';
@@ -495,6 +496,15 @@ async function mainMesh(o: RunOptions, profile: Profile, sink: ProfileSink, repo
           sr.hops = await measureHops(client, mesh.addrs.budgetRender!, kernel, o.quick ? 100 : 200);
           const c = sr.latency.endpoints.context;
           log(`${profile.name}: latency at ${size}: context p50 ${fmt(c?.gateway?.p50)} ms via gateway, ${fmt(c?.inProcess?.p50)} ms in process (${fmt(c?.ratioP50)}×)`);
+        }
+        if (o.sections.has('latency') && profile.name === 'docs') {
+          const dbPath = join(dataDir, DB_FILE);
+          log(`${profile.name}: lexical engines side by side (first ${Math.min(size, 20_000).toLocaleString('en-US')} rows)`);
+          sr.lexicalAlternatives = measureLexicalAlternatives(dbPath, queries.slice(0, 100), 20_000, DEFAULT_TUNING.maxQueryPostings);
+          log(`${profile.name}: dense leg, HNSW index against the exact scan (the index is built in the background first)`);
+          sr.ann = await measureAnn(dbPath, mesh.embedder, queries.slice(0, 100), mesh.embedder.dimension);
+          log(`${profile.name}: ANN recall@10 ${fmt(sr.ann.recall10, 3)}, p50 ${fmt(sr.ann.ann.p50)} ms against ${fmt(sr.ann.exact.p50)} ms exact`);
+          save();
         }
         // The whole mesh runs in this process: its resident memory with the index of this size loaded and searched.
         sr.rssMiB = process.memoryUsage().rss / (1024 * 1024);

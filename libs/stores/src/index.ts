@@ -15,3 +15,6 @@ export * from './factory';
 export * from './qdrant';
 export * from './traces';
 export * from './caller-scope';
+export { LexicalIndex, type LexicalQueryTerm, type LexicalRow, type LexicalTopKStats, type PreparedLexicalQuery } from './embedded/lexical-index';
+export { decodeTermCounts } from './embedded/lexical-rerank';
+export { DEFAULT_ANN_OPTIONS, type AnnOptions } from './embedded/ann';

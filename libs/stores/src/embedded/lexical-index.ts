@@ -162,7 +162,11 @@ export class LexicalIndex {
     db.exec(LEXICAL_INDEX_DDL);
     this.st = {
       tid: db.prepare('SELECT tid, df, ver FROM vi_lex_terms WHERE account = ? AND cls = ? AND term = ?'),
-      insTerm: db.prepare('INSERT INTO vi_lex_terms(account, cls, term, df, ver) VALUES (?, ?, ?, ?, ?)'),
+      upTerm: db
+        .prepare(
+          'INSERT INTO vi_lex_terms(account, cls, term, df, ver) VALUES (?, ?, ?, ?, ?) ON CONFLICT(account, cls, term) DO UPDATE SET df = df + excluded.df, ver = excluded.ver RETURNING tid',
+        )
+        .pluck(),
       setDf: db.prepare('UPDATE vi_lex_terms SET df = ?, ver = ? WHERE tid = ?'),
       bump: db.prepare('INSERT INTO vi_lex_version(id, ver) VALUES (1, 1) ON CONFLICT(id) DO UPDATE SET ver = ver + 1 RETURNING ver').pluck(),
       delTerm: db.prepare('DELETE FROM vi_lex_terms WHERE tid = ?'),
@@ -228,15 +232,12 @@ export class LexicalIndex {
     }
     for (const [account, a] of perAccount) this.st.addRows.run(account, sign * a.rows, sign * a.tokens);
     for (const g of byTerm.values()) {
-      const t = this.st.tid.get(g.account, g.cls, g.term) as { tid: number; df: number } | undefined;
       let tid: number;
       if (sign > 0) {
-        if (!t) tid = Number(this.st.insTerm.run(g.account, g.cls, g.term, g.count, this.ver).lastInsertRowid);
-        else {
-          tid = t.tid;
-          this.st.setDf.run(t.df + g.count, this.ver, tid);
-        }
+        // One statement: the term's row created or its frequency raised.
+        tid = this.st.upTerm.get(g.account, g.cls, g.term, g.count, this.ver) as number;
       } else {
+        const t = this.st.tid.get(g.account, g.cls, g.term) as { tid: number; df: number } | undefined;
         if (!t) continue;
         tid = t.tid;
         const df = t.df - g.count;

@@ -100,20 +100,22 @@ export function measureLexicalAlternatives(dbPath: string, queries: readonly Ben
     };
 
     // The store's own index (built while loading, in the SQLite file).
-    const budgeted = (q: LexicalQueryTerm[]): PreparedLexicalQuery | null => {
-      const withDf = q.map((t) => ({ t, df: (db.prepare('SELECT df FROM vi_lex_terms WHERE account = ? AND cls = ? AND term = ?').get(BENCH_VISIBILITY.account, t.cls, t.term) as { df: number } | undefined)?.df ?? 0 }));
+    // The rarest query terms whose document frequencies sum within a postings budget (the rarest always).
+    const dfOf = db.prepare('SELECT df FROM vi_lex_terms WHERE account = ? AND cls = ? AND term = ?');
+    const rarest = (q: LexicalQueryTerm[], within: number): LexicalQueryTerm[] => {
+      const withDf = q.map((t) => ({ t, df: (dfOf.get(BENCH_VISIBILITY.account, t.cls, t.term) as { df: number } | undefined)?.df ?? 0 }));
       withDf.sort((a, b) => a.df - b.df);
-      const kept: typeof q = [];
+      const kept: LexicalQueryTerm[] = [];
       let sum = 0;
       for (const { t, df } of withDf) {
         if (df === 0) continue;
-        if (kept.length > 0 && sum + df > budget) break;
+        if (kept.length > 0 && sum + df > within) break;
         kept.push(t);
         sum += df;
       }
-      return lex.prepare(BENCH_VISIBILITY.account, kept, 0.6, 0.5);
+      return kept;
     };
-    const prepared = qs.map((q) => budgeted(q));
+    const prepared = qs.map((q): PreparedLexicalQuery | null => lex.prepare(BENCH_VISIBILITY.account, rarest(q, budget), 0.6, 0.5));
     timed(`block-max index (postings budget ${budget.toLocaleString('en-US')})`, null, null, true, (qi) => {
       const p = prepared[qi];
       return p ? lex.topK(p, 50, inRows).map((h) => h.id) : [];
@@ -142,16 +144,7 @@ export function measureLexicalAlternatives(dbPath: string, queries: readonly Ben
       const stmt = mem.prepare('SELECT rowid FROM f WHERE f MATCH ? ORDER BY bm25(f, 1.0, 0.6)').pluck();
       const quote = (t: string) => '"' + t.replace(/"/g, '""') + '"';
       const match = qs.map((q) => {
-        const withDf = q.map((t) => ({ t, df: (db.prepare('SELECT df FROM vi_lex_terms WHERE account = ? AND cls = ? AND term = ?').get(BENCH_VISIBILITY.account, t.cls, t.term) as { df: number } | undefined)?.df ?? 0 }));
-        withDf.sort((a, b) => a.df - b.df);
-        const kept: typeof q = [];
-        let sum = 0;
-        for (const { t, df } of withDf) {
-          if (df === 0) continue;
-          if (kept.length > 0 && sum + df > 2000) break;
-          kept.push(t);
-          sum += df;
-        }
+        const kept = rarest(q, 2000);
         const main = kept.filter((t) => t.cls === 0).map((t) => quote(t.term));
         const minor = kept.filter((t) => t.cls === 1).map((t) => quote(t.term));
         const parts = [...(main.length ? [`main : (${main.join(' OR ')})`] : []), ...(minor.length ? [`minor : (${minor.join(' OR ')})`] : [])];

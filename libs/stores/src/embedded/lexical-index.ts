@@ -457,6 +457,7 @@ export class LexicalIndex {
     return out;
   }
 
+  /** Keep a decoded block in the cache (evicting the least recently used beyond its budget). */
   private remember(tid: number, h: Header, b: Block): Block {
     this.blockCache.set(`${tid}:${h.tier}:${h.first}:${h.ver}`, b);
     this.cachedPostings += b.ids.length;
@@ -472,21 +473,13 @@ export class LexicalIndex {
   blockAt(t: ResolvedTerm, bi: number): Block {
     const h = t.tb.blocks[bi]!;
     const key = `${t.tid}:${h.tier}:${h.first}:${h.ver}`;
-    let b = this.blockCache.get(key);
+    const b = this.blockCache.get(key);
     if (b) {
       this.blockCache.delete(key);
       this.blockCache.set(key, b);
       return b;
     }
-    b = decodeBlock(this.st.data.get(t.tid, h.tier, h.first) as Buffer, h.first, h.n);
-    this.blockCache.set(key, b);
-    this.cachedPostings += b.ids.length;
-    while (this.cachedPostings > BLOCK_CACHE_POSTINGS) {
-      const [oldest, v] = this.blockCache.entries().next().value as [string, Block];
-      this.blockCache.delete(oldest);
-      this.cachedPostings -= v.ids.length;
-    }
-    return b;
+    return this.remember(t.tid, h, decodeBlock(this.st.data.get(t.tid, h.tier, h.first) as Buffer, h.first, h.n));
   }
 
   /** Per-row scratch of a top-k run, indexed by row id (grown as ids grow; reset after each run). */

@@ -20,7 +20,7 @@ export interface SizeResult {
   /** Index points (documents + passages + sidecars). */
   points: number;
   /** Bulk load through the indexer's apply path (in process), for this increment. */
-  load: { docs: number; ms: number; docsPerSecond: number; optimizeMs: number | null };
+  load: { docs: number; ms: number; docsPerSecond: number; optimizeMs: number | null; denseMs?: number | null };
   latency?: LatencyResult;
   storeLegs?: StoreLegs;
   /** One HTTP and one gRPC round trip with no work behind them. */
@@ -298,6 +298,7 @@ export function latencyRows(report: BenchReport, profile: 'default' | 'docs' = '
   rows.push(['one gRPC round trip (CountTokens)', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.grpc))]);
   rows.push(['same handler called directly', ...sizes.map((n) => pct(r.sizes[String(n)]?.hops?.direct))]);
   rows.push(['bulk load docs/s (in process)', ...sizes.map((n) => fmt(r.sizes[String(n)]?.load.docsPerSecond))]);
+  rows.push(['dense ANN index brought up to date after the load, ms', ...sizes.map((n) => fmt(r.sizes[String(n)]?.load.denseMs))]);
   rows.push(['resident memory after load, MiB', ...sizes.map((n) => fmt(r.sizes[String(n)]?.rssMiB))]);
   if (sizes.some((n) => r.sizes[String(n)]?.ann)) {
     rows.push(['dense: HNSW recall@10 against the exact scan', ...sizes.map((n) => fmt(r.sizes[String(n)]?.ann?.recall10, 3))]);

@@ -485,7 +485,7 @@ async function mainMesh(o: RunOptions, profile: Profile, sink: ProfileSink, repo
         const r = await bulkLoad(mesh.index, mesh.embedder, outliner, loaded, size, { source: profile.docs, onProgress: (d, t) => log(`  load: ${d}/${t}`) });
         loaded = size;
         sr.points = r.points;
-        sr.load = { docs: r.docs, ms: r.ms, docsPerSecond: r.docs / (r.ms / 1000), optimizeMs: r.optimizeMs };
+        sr.load = { docs: r.docs, ms: r.ms, docsPerSecond: r.docs / (r.ms / 1000), optimizeMs: r.optimizeMs, denseMs: r.denseMs };
         log(`${profile.name}: ${size} nodes, ${r.points} points (records), ${fmt(sr.load.docsPerSecond)} docs/s`);
         save();
         if (o.sections.has('latency')) {

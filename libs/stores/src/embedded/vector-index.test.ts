@@ -195,6 +195,30 @@ describe('EmbeddedVectorIndex', () => {
     expect(index.lexicalSize().postings).toBe(4);
   });
 
+  it('commits the writes of one event-loop turn together (group commit), in call order, each settling after the commit', async () => {
+    const db = openEmbeddedDb(':memory:');
+    dbs.push(db);
+    const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+    const ver = () => (db.prepare('SELECT ver FROM vi_lex_version').get() as { ver: number } | undefined)?.ver ?? 0;
+    const uri = (i: number) => `viking://resources/g/${i}.md`;
+    const before = ver();
+    const writes = Array.from({ length: 20 }, (_, i) => index.replaceDocument(uri(i), [makeRecord(embedder, 'a', uri(i), `gannet ${i}`)]));
+    // A delete queued after the writes of its document runs after them.
+    const del = index.deleteDocument('a', uri(3));
+    expect(await Promise.all(writes)).toEqual(Array.from({ length: 20 }, () => true));
+    expect(await del).toBe(1);
+    // One transaction: one version for its removals and one for its additions.
+    expect(ver() - before).toBeLessThanOrEqual(2);
+    const [hits] = await index.search([{ visibility: vis, vector: null, text: 'gannet', targets: [], filter: null, limit: 50 }]);
+    expect(hits.map((h) => h.node.uri).sort()).toEqual(Array.from({ length: 20 }, (_, i) => uri(i)).filter((u) => u !== uri(3)).sort());
+    // An invalid write is refused alone; the others of its turn land.
+    const bad = makeRecord(embedder, 'a', uri(99), 'broken');
+    bad.vector = new Float32Array(2);
+    const mixed = [index.replaceDocument(uri(50), [makeRecord(embedder, 'a', uri(50), 'gannet fifty')]), index.replaceDocument(uri(99), [bad])];
+    await expect(mixed[1]).rejects.toBeInstanceOf(InvalidRecordError);
+    expect(await mixed[0]).toBe(true);
+  });
+
   it('reloads a reader that fell behind the pruned change log', async () => {
     const path = join(dir, 'ctx.db');
     const dbA = openEmbeddedDb(path);

@@ -1,4 +1,4 @@
-import { InvalidRecordError } from '../ports/errors';
+import { InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import { type AnnOptions, AnnSet, DEFAULT_ANN_OPTIONS, type DenseAnn } from './ann';
 import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
@@ -13,9 +13,12 @@ import { searchBatch } from './search';
 import { type Statements, prepareStatements } from './statements';
 import { syncCache } from './sync';
 import { TermBags } from './term-bags';
-import { IndexWriter } from './writes';
+import { IndexWriter, type WriteOp } from './writes';
 
 export { IndexSchemaMismatchError } from './schema';
+
+/** Most operations one group commit applies (a longer queue takes several transactions). */
+const MAX_GROUP_COMMIT = 256;
 export { TopK } from './top-k';
 
 /** A call on an index after {@link EmbeddedVectorIndex.close}. */
@@ -101,6 +104,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
   /** Lexical top-k counters since the index was opened (see {@link lexicalStats}). */
   private readonly lexStats: LexicalTopKStats = { blocks: 0, blocksDecoded: 0, postings: 0, postingsScored: 0 };
   private readonly anns: AnnSet | null;
+  /** Writes waiting for the next group commit (see {@link enqueue}). */
+  private readonly queue: Array<{ op: WriteOp; resolve: (v: boolean | number) => void; reject: (e: unknown) => void }> = [];
   /** Dense-leg counters since the index was opened (see {@link denseStats}). */
   private readonly annStats = { annSearches: 0, fallbacks: 0 };
 
@@ -163,7 +168,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
    */
   async replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean> {
     this.assertOpen();
-    return this.writer.replaceDocument(docUri, records);
+    validateDocumentRecords(docUri, records, this.dimension);
+    return this.enqueue({ kind: 'replace', docUri, records }) as Promise<boolean>;
   }
 
   /**
@@ -174,7 +180,45 @@ export class EmbeddedVectorIndex implements VectorIndex {
    */
   async deleteDocument(account: string, uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
     this.assertOpen();
-    return this.writer.deleteDocument(account, uri, opts);
+    if (!account) throw new InvalidRecordError(`deleteDocument(${JSON.stringify(uri)}) needs an account`);
+    return this.enqueue({ kind: 'delete', account, uri, subtree: !!opts.subtree }) as Promise<number>;
+  }
+
+  /**
+   * Group commit: the writes and deletes called in one turn of the event loop (the indexer's
+   * concurrent applies, a burst of `content/write` calls) are applied in one transaction, in
+   * call order, at the next turn — one commit instead of one per document, and each lexical
+   * term's blocks touched once. Each call's promise settles after that commit. A batch that
+   * fails as a whole (a store error) is retried one operation per transaction, so one bad
+   * document fails alone.
+   */
+  private enqueue(op: WriteOp): Promise<boolean | number> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ op, resolve, reject });
+      if (this.queue.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_GROUP_COMMIT);
+      if (this.closed) {
+        for (const b of batch) b.reject(new IndexClosedError());
+        continue;
+      }
+      try {
+        const out = this.writer.apply(batch.map((b) => b.op));
+        batch.forEach((b, i) => b.resolve(out[i]!));
+      } catch {
+        for (const b of batch) {
+          try {
+            b.resolve(this.writer.apply([b.op])[0]!);
+          } catch (err) {
+            b.reject(err);
+          }
+        }
+      }
+    }
   }
 
   /**
@@ -209,6 +253,19 @@ export class EmbeddedVectorIndex implements VectorIndex {
   lexicalSize(): { terms: number; blocks: number; postings: number } {
     this.assertOpen();
     return this.lexIndex.size();
+  }
+
+  /**
+   * Bring the dense leg's ANN indexes up to date now (load or build them for every account with
+   * enough rows) and resolve when they are built, instead of at and after the next searches —
+   * after a bulk load, before serving. Not part of the VectorIndex port.
+   */
+  async prepareDense(): Promise<void> {
+    this.assertOpen();
+    if (!this.anns) return;
+    const synced = this.db.transaction(() => syncCache(this.db, this.st, this.cache, this.bags))();
+    this.anns.synced(synced.reloaded, synced.changed);
+    await this.anns.prepare();
   }
 
   /** Refresh SQLite's planner statistics; call it when an ingest drains. Not part of the VectorIndex port. */

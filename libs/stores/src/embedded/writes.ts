@@ -123,14 +123,7 @@ export class IndexWriter {
    * @throws InvalidRecordError before writing anything when a document's records do not fit
    */
   replaceDocuments(docs: ReadonlyArray<{ docUri: string; records: NodeRecord[] }>): boolean[] {
-    const accounts = docs.map((d) => validateDocumentRecords(d.docUri, d.records, this.dimension));
-    const tx = this.db.transaction((): boolean[] => {
-      const ch = new LexicalChanges();
-      const out = docs.map((d, i) => this.replaceIn(d.docUri, d.records, accounts[i]!, ch));
-      this.finish(ch);
-      return out;
-    });
-    return tx.immediate();
+    return this.apply(docs.map((d) => ({ kind: 'replace', docUri: d.docUri, records: d.records }))) as boolean[];
   }
 
   private replaceIn(docUri: string, records: NodeRecord[], account: string, ch: LexicalChanges): boolean {
@@ -190,15 +183,38 @@ export class IndexWriter {
    * @throws InvalidRecordError when `account` is empty
    */
   deleteDocument(account: string, uri: string, opts: { subtree?: boolean } = {}): number {
-    if (!account) throw new InvalidRecordError(`deleteDocument(${JSON.stringify(uri)}) needs an account`);
-    const u = uri.length > 'viking://'.length ? uri.replace(/\/+$/, '') : uri;
-    const tx = this.db.transaction((): number => {
-      const rows = (opts.subtree ? this.st.subtreeIds : this.st.docIds).all({ a: account, u }) as Array<{ id: number }>;
+    return this.apply([{ kind: 'delete', account, uri, subtree: !!opts.subtree }])[0] as number;
+  }
+
+  /**
+   * Writes and deletes in one transaction, in order (a later one sees the earlier ones): every
+   * replacement is validated before anything is written, and either all land or none.
+   * @returns per operation: a replacement's `changed`, a deletion's points removed
+   * @throws InvalidRecordError before writing anything when an operation is invalid
+   */
+  apply(ops: readonly WriteOp[]): Array<boolean | number> {
+    const accounts = ops.map((op) => {
+      if (op.kind === 'replace') return validateDocumentRecords(op.docUri, op.records, this.dimension);
+      if (!op.account) throw new InvalidRecordError(`deleteDocument(${JSON.stringify(op.uri)}) needs an account`);
+      return op.account;
+    });
+    const tx = this.db.transaction((): Array<boolean | number> => {
       const ch = new LexicalChanges();
-      this.deleteIds(rows.map((r) => r.id), ch);
-      if (rows.length > 0) this.finish(ch);
-      return rows.length;
+      const out = ops.map((op, i) => {
+        if (op.kind === 'replace') return this.replaceIn(op.docUri, op.records, accounts[i]!, ch);
+        const u = op.uri.length > 'viking://'.length ? op.uri.replace(/\/+$/, '') : op.uri;
+        const rows = (op.subtree ? this.st.subtreeIds : this.st.docIds).all({ a: op.account, u }) as Array<{ id: number }>;
+        this.deleteIds(rows.map((r) => r.id), ch);
+        return rows.length;
+      });
+      this.finish(ch);
+      return out;
     });
     return tx.immediate();
   }
 }
+
+/** One operation of a write batch ({@link IndexWriter.apply}). */
+export type WriteOp =
+  | { kind: 'replace'; docUri: string; records: NodeRecord[] }
+  | { kind: 'delete'; account: string; uri: string; subtree: boolean };

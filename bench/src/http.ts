@@ -16,6 +16,9 @@ export interface JsonResponse {
 
 /** Thrown for a transport failure (no HTTP response at all). */
 export class GatewayUnreachableError extends Error {
+  /** The request went out on a reused keep-alive socket that the server had closed (it never reached the server). */
+  staleSocket = false;
+
   constructor(url: string, cause: unknown) {
     super(`no response from ${url}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
     this.name = 'GatewayUnreachableError';
@@ -43,7 +46,19 @@ export class JsonClient {
    * @param timeoutMs socket inactivity timeout @default 120000
    * @throws GatewayUnreachableError when no response arrives
    */
-  send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 120_000): Promise<JsonResponse> {
+  async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 120_000): Promise<JsonResponse> {
+    try {
+      return await this.sendOnce(method, path, body, headers, timeoutMs);
+    } catch (err) {
+      // A keep-alive socket the server closed while it sat idle (a section that ran long in
+      // process, past the server's keep-alive timeout) resets on reuse: that request never
+      // reached the server, so it is sent once more on a fresh socket (Node's advice).
+      if (err instanceof GatewayUnreachableError && err.staleSocket) return this.sendOnce(method, path, body, headers, timeoutMs);
+      throw err;
+    }
+  }
+
+  private sendOnce(method: string, path: string, body: unknown, headers: Record<string, string>, timeoutMs: number): Promise<JsonResponse> {
     const url = new URL(path, this.baseUrl);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
@@ -77,7 +92,11 @@ export class JsonClient {
         },
       );
       req.on('timeout', () => req.destroy(new Error(`timed out after ${timeoutMs} ms`)));
-      req.on('error', (err) => reject(new GatewayUnreachableError(url.href, err)));
+      req.on('error', (err) => {
+        const e = new GatewayUnreachableError(url.href, err);
+        e.staleSocket = req.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET';
+        reject(e);
+      });
       if (payload) req.write(payload);
       req.end();
     });

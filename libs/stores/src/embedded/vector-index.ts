@@ -73,7 +73,9 @@ export interface EmbeddedVectorIndexOptions {
  * range. The mirror replays `vi_changes` before each batch, so it sees every committed write of
  * any connection or process; the sync, the postings and the payloads are read in one
  * transaction. The dense leg is an exact cosine over the rows in scope, computed by a
- * WebAssembly SIMD kernel once per distinct query vector per batch; the lexical leg is an exact
+ * WebAssembly SIMD kernel once per distinct query vector per batch — or, for a scope of many
+ * rows in a large account, the candidates of an HNSW index re-scored exactly ({@link DenseAnn});
+ * the lexical leg is an exact
  * BM25 top-k from the inverted index over the query's rarest terms (a postings budget bounds
  * its cost), one run per distinct text per batch shared by its searches (a search whose scope
  * is too narrow for it runs its own), whose head (`lexicalRerankDepth` rows) is then re-ordered by

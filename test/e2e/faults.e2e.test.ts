@@ -203,6 +203,8 @@ describe('Redis stopped under context traffic (item 8)', () => {
       if (r.status !== 503 || r.json.checks.sessions !== false) throw new Error(`ready ${r.status}`);
       return true;
     }, 10_000, 100);
+    // The replicas' own probe (Kubernetes readiness) does not follow a store every replica shares.
+    expect((await raw(url, 'GET', '/ready?checks=orchestrator')).status).toBe(200);
 
     await redis.start(() => tcpOpen(port));
     await eventually(async () => {

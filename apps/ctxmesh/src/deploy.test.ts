@@ -442,13 +442,15 @@ describe('deploy/k8s/base', () => {
     }
   });
 
-  it('probes the gateway over HTTP: /ready for readiness, /health for liveness', () => {
+  it('probes the gateway over HTTP: /ready?checks=orchestrator for readiness, /health for liveness', () => {
     const c = serverOf(find(base.objects, 'Deployment', 'gateway'));
     expect(c.ports).toEqual([{ name: 'http', containerPort: 1933 }]);
-    expect(c.readinessProbe.httpGet).toEqual({ path: '/ready', port: 'http' });
+    expect(c.readinessProbe.httpGet).toEqual({ path: '/ready?checks=orchestrator', port: 'http' });
     expect(c.livenessProbe.httpGet).toEqual({ path: '/health', port: 'http' });
     const ops = read('services/gateway/src/routes/ops.ts');
-    expect(ops).toContain("app.get('/ready'");
+    expect(ops).toMatch(/app\.get(<[^>]*>)?\('\/ready'/);
+    // The probe's check name is one the gateway registers.
+    expect(read('services/gateway/src/start.ts')).toContain("name: 'orchestrator'");
     expect(ops).toContain("app.get('/health'");
   });
 

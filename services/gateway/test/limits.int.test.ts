@@ -121,6 +121,8 @@ describe('gateway limits', () => {
       });
       clearInterval(timer);
       expect(res.status).toBe(408);
+      // The same envelope as every other error, naming the limits that applied.
+      expect(JSON.parse(res.body)).toMatchObject({ status: 'error', error: { code: 'REQUEST_TIMEOUT', details: { request_timeout_ms: expect.any(Number) } } });
     }, 20_000);
   });
 });

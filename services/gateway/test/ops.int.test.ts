@@ -167,6 +167,17 @@ describe('GET /ready', () => {
       expect(degraded.statusCode).toBe(200);
       expect(degraded.json().checks.sessions).toBe(false);
 
+      // The probe Kubernetes uses names only the orchestrator; an unknown name is a 400.
+      h.sess.setReady(true);
+      await eventually(() => checkHealth(h.sess.address, '', 500));
+      const scoped = await app.inject({ method: 'GET', url: '/ready?checks=orchestrator' });
+      expect(scoped.json()).toEqual({ status: 'ok', ready: true, checks: { orchestrator: true } });
+      const unknown = await app.inject({ method: 'GET', url: '/ready?checks=orchestrator,redis' });
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json().error.message).toContain('redis');
+      h.sess.setReady(false);
+      await eventually(async () => !(await checkHealth(h.sess.address, '', 500)));
+
       h.orch.setReady(false);
       await eventually(async () => !(await checkHealth(h.orch.address, '', 500)));
       const down = await app.inject({ method: 'GET', url: '/ready' });

@@ -22,7 +22,7 @@ import { searchRoutes } from '../routes/search';
 import { sessionRoutes } from '../routes/sessions';
 import { sessionsLogRoutes } from '../routes/sessions-log';
 import { checkTimeoutHeader, disposeRequestState, elapsedMs, initRequestState, TIMEOUT_HEADER } from './context';
-import { renderError } from './errors';
+import { clientErrorResponse, renderError } from './errors';
 import { isJsonContentType, JsonBodyError, parseBody } from './json';
 import { assertJsonDepth, assertStringLimits, bodyTooLarge, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RECEIVE } from './limits';
 import { routeLabel } from './metrics';
@@ -85,6 +85,13 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
         handler,
       ),
     return503OnClosing: true,
+    // Connection-level failures (a request that did not arrive in time, oversized headers,
+    // bytes that are not HTTP) come before any route: answer them in the contract's envelope.
+    clientErrorHandler: (err, socket) => {
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.write(clientErrorResponse((err as NodeJS.ErrnoException).code, receive));
+      socket.destroy(err);
+    },
     // Failures before routing (a malformed URL) skip the hooks: answer them in the same shape.
     frameworkErrors: (err, request, reply) => {
       const r = renderError(bodyTooLarge(err, bodyLimitBytes, request.id) ?? err, request.id);

@@ -66,6 +66,37 @@ export function renderCtxError(e: CtxError, requestId: string): HttpError {
   return { status, body: envelope(codeName(e.code), message, details), fault: status >= 500 && status !== 503 && status !== 504 };
 }
 
+/**
+ * The raw HTTP answer to a connection-level client error, which Node raises before any route
+ * or hook runs (so there is no request id and no reply object): a request that did not fully
+ * arrive within the receive timeout (408 `REQUEST_TIMEOUT`, naming the limit), headers over
+ * Node's size limit (431 `HEADERS_TOO_LARGE`), or bytes that are not HTTP (400
+ * `MALFORMED_REQUEST`). The body is the contract's error envelope, as for every other error.
+ * @param code Node's error code (`ERR_HTTP_REQUEST_TIMEOUT`, `HPE_HEADER_OVERFLOW`, …)
+ * @param receive the receive timeouts named in the 408's message
+ */
+export function clientErrorResponse(code: string | undefined, receive: { headersMs: number; requestMs: number }): string {
+  let status: number;
+  let body: DomainEnvelope;
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    status = 408;
+    body = envelope(
+      'REQUEST_TIMEOUT',
+      `the request did not arrive in time: headers within ${receive.headersMs} ms (GATEWAY_HEADERS_TIMEOUT_MS), the whole request within ${receive.requestMs} ms (GATEWAY_REQUEST_TIMEOUT_MS)`,
+      { headers_timeout_ms: receive.headersMs, request_timeout_ms: receive.requestMs },
+    );
+  } else if (code === 'HPE_HEADER_OVERFLOW') {
+    status = 431;
+    body = envelope('HEADERS_TOO_LARGE', 'the request headers exceed the server limit', {});
+  } else {
+    status = 400;
+    body = envelope('MALFORMED_REQUEST', 'the request is not valid HTTP', {});
+  }
+  const text = JSON.stringify(body);
+  const reason = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return `HTTP/1.1 ${status} ${reason}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${text}`;
+}
+
 interface FastifyLikeError {
   statusCode?: unknown;
   code?: unknown;

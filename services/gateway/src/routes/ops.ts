@@ -42,8 +42,22 @@ export function opsRoutes(app: FastifyInstance, opts: OpsOptions): void {
   // `name` lets a client (the CLI) tell a ctxmesh gateway from whatever else answers on a port.
   app.get('/health', async () => ({ status: 'ok', healthy: true, version: opts.version, name: GATEWAY_NAME }));
 
-  app.get('/ready', async (_request, reply) => {
-    const r = await runReadiness(opts.readiness);
+  // `?checks=a,b` runs only the named probes. Kubernetes asks `?checks=orchestrator`: a store or
+  // bus outage is shared by every replica, and taking them all out of the Service would turn a
+  // degraded answer (dedup "unavailable", a 503 on writes) into no answer at all.
+  app.get<{ Querystring: { checks?: string } }>('/ready', async (request, reply) => {
+    let checks = opts.readiness;
+    const wanted = request.query.checks;
+    if (typeof wanted === 'string' && wanted !== '') {
+      const names = wanted.split(',').map((n) => n.trim());
+      const unknown = names.filter((n) => !opts.readiness.some((c) => c.name === n));
+      if (unknown.length > 0) {
+        const known = opts.readiness.map((c) => c.name).join(', ');
+        return reply.code(400).send({ status: 'error', ready: false, error: { code: 'INVALID_ARGUMENT', message: `checks: unknown check ${unknown.join(', ')} (known: ${known})`, details: { field: 'checks' } } });
+      }
+      checks = opts.readiness.filter((c) => names.includes(c.name));
+    }
+    const r = await runReadiness(checks);
     return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ok' : 'error', ready: r.ready, checks: r.checks });
   });
 

@@ -63,7 +63,7 @@ describe('RewriteService.ExpandQuery', () => {
 
   it('RewriteService.ExpandQuery - gRPC deadline shorter than the fuse - OK failed before the deadline, request aborted', async () => {
     provider.script({ kind: 'never' });
-    const res = await fx.expandQuery({ ...BASE, timeoutMs: 5000 }, 600);
+    const res = await fx.expandQuery({ ...BASE, timeoutMs: 5000 }, 2_000);
     expect(res.status).toBe('failed');
     expect(res.queries).toEqual(['how did we fix it']);
     await eventually(() => provider.requests[0]?.aborted);

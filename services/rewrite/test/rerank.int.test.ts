@@ -97,7 +97,7 @@ describe('RewriteService.Rerank', () => {
 
   it('RewriteService.Rerank - gRPC deadline shorter than timeout_ms - OK timeout before the deadline', async () => {
     provider.script({ kind: 'never' });
-    expect(await fx.rerank({ query: 'q', documents: DOCS, timeoutMs: 8000 }, 600)).toEqual({ scores: [], status: 'timeout' });
+    expect(await fx.rerank({ query: 'q', documents: DOCS, timeoutMs: 8000 }, 2_000)).toEqual({ scores: [], status: 'timeout' });
     await eventually(() => provider.requests[0]?.aborted);
   });
 

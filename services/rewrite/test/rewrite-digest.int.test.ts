@@ -149,7 +149,7 @@ describe('RewriteService.RewriteDigest with a model', () => {
   it('RewriteService.RewriteDigest - gRPC deadline shorter than the fuse - OK timeout before the deadline, provider request aborted', async () => {
     provider.script({ kind: 'never' });
     // timeout_ms and the service fuse allow 30 s; only the call's deadline bounds it.
-    const res = await fx.rewriteDigest({ ...BASE, timeoutMs: 30_000 }, 800);
+    const res = await fx.rewriteDigest({ ...BASE, timeoutMs: 30_000 }, 2_000);
     expect(res.status).toBe('timeout');
     await eventually(() => provider.requests[0]?.aborted);
   });

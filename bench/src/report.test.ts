@@ -48,6 +48,16 @@ describe('evaluateTargets', () => {
     expect(t['madial-r5-zh']).toMatchObject({ met: null });
   });
 
+  it('judges the docs profile ANN recall at the largest size that measured it', () => {
+    const ann = (rows: number, recall10: number) => ({ rows, buildMs: 1, recall10, ann: summarize([1]), exact: summarize([2]), crossoverRows: 1 });
+    const size = (n: number, a?: ReturnType<typeof ann>) => ({ nodes: n, points: n * 5, load: { docs: n, ms: 1, docsPerSecond: 1, optimizeMs: null }, ...(a ? { ann: a } : {}) });
+    const withAnn = (sizes: Record<string, ReturnType<typeof size>>) =>
+      Object.fromEntries(evaluateTargets(report({ docs: { sizes, queries: 10 } } as Partial<BenchReport>)).map((x) => [x.id, x]))['docs-ann-recall'];
+    expect(withAnn({ '10000': size(10_000, ann(50_000, 0.999)), '100000': size(100_000, ann(500_000, 0.97)) })).toMatchObject({ measured: 0.97, met: false });
+    expect(withAnn({ '10000': size(10_000, ann(50_000, 0.99)), '100000': size(100_000) })).toMatchObject({ measured: 0.99, met: true });
+    expect(withAnn({ '10000': size(10_000) })).toMatchObject({ measured: null, met: null });
+  });
+
   it('judges the budget figures with their limits and reports the estimator error without a verdict', () => {
     const err = { samples: 3, meanSigned: 0.1, medianAbs: 0.2, p95Abs: 0.3, maxAbs: 0.4, underestimateShare: 0 };
     const r = report({

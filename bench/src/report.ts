@@ -173,6 +173,8 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
     const druns = [...(d.throughput?.inProcessMesh ?? []), ...(d.throughput?.separateProcesses ?? [])];
     rows.push(atMost('docs-throughput-errors', 'docs profile: throughput runs with 0 errors', druns.length ? druns.reduce((s, t) => s + t.errors + t.timeouts + t.non2xx, 0) : null, 0, 'errors', 'every throughput run, both topologies'));
     rows.push(atMost('docs-rss-100k', 'docs profile: resident memory ≤ 1.5 GB at 100,000 documents', d.sizes['100000']?.rssMiB, 1536, 'MiB', 'the bench process running the whole mesh, after loading and searching'));
+    const annAt = Object.entries(d.sizes).filter(([, s]) => s?.ann).sort(([a], [b]) => Number(b) - Number(a))[0];
+    rows.push(atLeast('docs-ann-recall', 'docs profile: HNSW dense leg recall@10 ≥ 0.98 against the exact scan', annAt?.[1]?.ann?.recall10, 0.98, '', annAt ? `${fmt(annAt[1]?.ann?.rows)} rows (${annAt[0]} documents); ties at the 10th exact score count as found` : 'not measured'));
     const st = d.startupOnData;
     rows.push(atMost('docs-start-healthy', 'docs profile: `npm start` healthy in ≤ 5 s on the loaded data', st?.healthyMs == null ? null : st.healthyMs / 1000, 5, 's', 'spawn → first 200 from /health on the largest loaded index'));
   }

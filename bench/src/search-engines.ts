@@ -11,7 +11,7 @@ import FlexSearch from 'flexsearch';
 import MiniSearch from 'minisearch';
 import type { BenchQuery } from './corpus';
 import { BENCH_VISIBILITY } from './latency';
-import { summarize, type Summary } from './stats';
+import { recallWithTies, summarize, type Summary } from './stats';
 
 /** One lexical engine's figures. */
 export interface LexicalEngineResult {
@@ -189,7 +189,7 @@ export interface AnnMeasurement {
   rows: number;
   /** Background build time of the index, ms (null: loaded from its saved file). */
   buildMs: number | null;
-  /** Share of the exact top 10 (by rank and score) the ANN answer holds. */
+  /** Share of the exact top 10 the ANN answer holds, ties at the 10th score counted as found (`recallWithTies`). */
   recall10: number;
   /** Dense-only search through the ANN index, ms. */
   ann: Summary;
@@ -228,7 +228,7 @@ export async function measureAnn(dbPath: string, embedder: Embedder, queries: re
       s = performance.now();
       const [e] = await exact.search([q(i)]);
       te.push(performance.now() - s);
-      same += e!.length ? e!.filter((x, r) => a![r] !== undefined && Math.abs(a![r]!.score - x.score) < 1e-5).length / e!.length : 1;
+      same += recallWithTies(e!.map((x) => x.score), a!.map((x) => x.score), 10);
     }
     const rows = (await exact.stats(BENCH_VISIBILITY.account)).points;
     const annS = summarize(ta);

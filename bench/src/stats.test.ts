@@ -1,4 +1,4 @@
-import { median, quantile, ratio, round, rounded, summarize } from './stats';
+import { median, quantile, ratio, recallWithTies, round, rounded, summarize } from './stats';
 
 describe('quantile', () => {
   it('interpolates linearly between closest ranks', () => {
@@ -54,5 +54,23 @@ describe('ratio and round', () => {
     expect(round(123.456)).toBe(123.5);
     expect(round(Number.NaN)).toBeNull();
     expect(rounded(summarize([1, 2])).p50).toBe(1.5);
+  });
+});
+
+describe('recallWithTies', () => {
+  it('counts a missing neighbour once, not as a shift of every later rank', () => {
+    // exact 0.9 0.8 0.7 0.6; the ANN answer misses 0.8 and lists 0.5 last
+    expect(recallWithTies([0.9, 0.8, 0.7, 0.6], [0.9, 0.7, 0.6, 0.5], 4)).toBe(0.75);
+  });
+
+  it('counts a hit that ties the k-th exact score as found', () => {
+    expect(recallWithTies([0.9, 0.5], [0.9, 0.5 + 1e-9], 2)).toBe(1);
+    expect(recallWithTies([0.9, 0.5], [0.9, 0.49], 2)).toBe(0.5);
+  });
+
+  it('is 1 for an empty exact answer and caps at the exact answer size', () => {
+    expect(recallWithTies([], [0.3], 10)).toBe(1);
+    expect(recallWithTies([0.4], [0.4, 0.4], 10)).toBe(1);
+    expect(recallWithTies([0.4, 0.3], [], 10)).toBe(0);
   });
 });

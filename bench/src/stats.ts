@@ -73,3 +73,23 @@ export function round(v: number): number | null {
 export function rounded(s: Summary): Record<keyof Summary, number | null> {
   return { n: s.n, p50: round(s.p50), p95: round(s.p95), p99: round(s.p99), mean: round(s.mean), min: round(s.min), max: round(s.max) };
 }
+
+/**
+ * Recall@k of an approximate nearest-neighbour answer against the exact one, with ties: the
+ * share of the exact top k that the approximate top k matches, where an approximate hit counts
+ * when its exact score is at least the exact k-th score (minus `eps`). A hit that ties the k-th
+ * exact score is as near as the one the exact scan happened to list, so it is not a miss; a
+ * missing neighbour is one miss, not a shift of every rank after it.
+ * @param exact exact scores of the exact top k, best first
+ * @param approx exact scores of the approximate top k (the ANN leg re-scores its candidates exactly)
+ * @param eps score tolerance @default 1e-6
+ * @returns 1 when the exact answer is empty
+ */
+export function recallWithTies(exact: readonly number[], approx: readonly number[], k: number, eps = 1e-6): number {
+  const want = Math.min(k, exact.length);
+  if (want === 0) return 1;
+  const kth = exact[want - 1]!;
+  let hit = 0;
+  for (let i = 0; i < Math.min(k, approx.length); i++) if (approx[i]! >= kth - eps) hit++;
+  return Math.min(want, hit) / want;
+}

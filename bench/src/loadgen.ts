@@ -3,7 +3,7 @@
  * with the outcome. It runs in its own process so that generating load never shares an event
  * loop with the mesh it measures (the in-process mesh lives in the bench's main process).
  *
- * Usage (internal): node loadgen.js '<LoadSpec as JSON>'
+ * Usage (internal): node loadgen.js < spec.json (a LoadSpec as JSON on stdin)
  */
 import autocannon from 'autocannon';
 
@@ -69,12 +69,17 @@ export async function runLoadSpec(spec: LoadSpec, onStart: () => void = () => un
 }
 
 if (require.main === module) {
-  const spec = JSON.parse(process.argv[2] ?? '{}') as LoadSpec;
-  runLoadSpec(spec, () => process.stdout.write(`${START_LINE}\n`)).then(
-    (out) => process.stdout.write(`${JSON.stringify(out)}\n`),
-    (err: unknown) => {
-      process.stderr.write(`loadgen: ${(err as Error)?.stack ?? String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  // The spec arrives on stdin (see runLoad in throughput.ts).
+  const chunks: Buffer[] = [];
+  process.stdin.on('data', (c: Buffer) => chunks.push(c));
+  process.stdin.on('end', () => {
+    const spec = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as LoadSpec;
+    runLoadSpec(spec, () => process.stdout.write(`${START_LINE}\n`)).then(
+      (out) => process.stdout.write(`${JSON.stringify(out)}\n`),
+      (err: unknown) => {
+        process.stderr.write(`loadgen: ${(err as Error)?.stack ?? String(err)}\n`);
+        process.exitCode = 1;
+      },
+    );
+  });
 }

@@ -4,6 +4,7 @@
  * used while the load ran.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { START_LINE, type LoadOutcome, type LoadSpec } from './loadgen';
 import { sampleCpu, type CpuShare } from './procs';
@@ -25,13 +26,22 @@ export class LoadGeneratorError extends Error {
   }
 }
 
+/** The built load generator (beside this file in `dist/`; from `src/` under jest, the built one). */
+function loadgenScript(): string {
+  const here = join(__dirname, 'loadgen.js');
+  return existsSync(here) ? here : join(__dirname, '..', 'dist', 'loadgen.js');
+}
+
 /**
  * Run autocannon (child process) against `spec` while sampling the CPU of `pids`.
  * @throws LoadGeneratorError when the child exits without a result
  */
 export function runLoad(spec: LoadSpec, pids: Readonly<Record<string, number>>): Promise<ThroughputRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(__dirname, 'loadgen.js'), JSON.stringify(spec)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // The spec goes through stdin: with the docs profile's thousands of queries it is larger
+    // than the system's argument limit (spawn failed with E2BIG).
+    const child = spawn(process.execPath, [loadgenScript()], { stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(JSON.stringify(spec));
     let sample: ReturnType<typeof sampleCpu> | null = null;
     let out = '';
     let err = '';

@@ -3,6 +3,7 @@
  * defaults and bounds; unknown fields (also inside `stages`) and out-of-range values are a 400
  * naming the field. Also the `as_of` instant shared with `/find` and `/search`.
  */
+import { WORKSPACE_SLUG } from '@ctxmesh/kernel';
 import { RequestValidationError, type ValidationIssue } from './errors';
 import { parseTimeBound } from './filter';
 import { bool, float, intRange, literal, nullable, str, validateModel, type FieldSpec, type Loc, type Validator } from './schema';
@@ -15,8 +16,6 @@ export type RetrieveStageName = (typeof RETRIEVE_STAGE_NAMES)[number];
 /** Tokenizers a retrieve may name (the context mode's). */
 export const RETRIEVE_TOKENIZERS = ['estimate', 'o200k_base', 'cl100k_base'] as const;
 
-/** Workspace slugs (the sessions service's rule; the `X-Workspace` header's). */
-export const WORKSPACE_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** End-user subjects: one URI segment (`viking://user/{subject}/memories`). */
 export const SUBJECT = /^[A-Za-z0-9_.@-]{1,128}$/;
 

@@ -3,7 +3,7 @@
  * `uri` query parameter, the `indexer.WriteOp` a write or delete publishes, and how an
  * indexer done notice becomes an answer.
  */
-import { SCHEME } from '@ctxmesh/kernel';
+import { SCHEME, WORKSPACE_SLUG } from '@ctxmesh/kernel';
 import { indexer } from '@ctxmesh/proto';
 import type { DeadLetter, DoneNotice, WriteReceipt } from '@ctxmesh/stores';
 import {
@@ -65,8 +65,6 @@ export interface WriteParams {
   workspace: string | null;
 }
 
-const WORKSPACE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
 /**
  * The workspace of a request: the body's `workspace` (writes), else the `X-Workspace` header,
  * else "" (the caller's default workspace, resolved downstream).
@@ -75,7 +73,7 @@ const WORKSPACE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export function workspaceOf(headers: HeaderBag, fromBody: string | null = null): string {
   const raw = fromBody !== null && fromBody.trim() !== '' ? fromBody.trim() : headerValue(headers, 'x-workspace');
   if (raw === null) return '';
-  if (!WORKSPACE.test(raw)) throw invalidArgument(`Invalid workspace '${raw}': use letters, digits, '.', '_' and '-' (at most 64 characters)`);
+  if (!WORKSPACE_SLUG.test(raw)) throw invalidArgument(`Invalid workspace '${raw}': use letters, digits, '.', '_' and '-' (at most 64 characters)`);
   return raw;
 }
 

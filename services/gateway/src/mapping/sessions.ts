@@ -2,23 +2,20 @@
  * Session capture (plugin-client: the capture hooks), pure parts: the session id in the path
  * and the message bodies of `POST /api/v1/sessions/{id}/messages` and `/messages/batch`.
  */
+import { isSessionId, SESSION_ID_RULE } from '@ctxmesh/kernel';
 import type { sessions } from '@ctxmesh/proto';
 import { any as anyValue, invalidArgument, isPlainObject, literal, list, RequestValidationError, str, validateModel, type FieldSpec, type ValidationIssue } from '../domain';
 
 /** Messages one batch may carry. */
 export const MAX_BATCH_MESSAGES = 1000;
 
-const SESSION_ID = /^[A-Za-z0-9_.@:-]{1,256}$/;
-
 /**
- * A session id from the path: 1..256 of `[A-Za-z0-9_.@:-]`, not `.` or `..` (the plugins send
- * `cc-<uuid>`; the id ends up in `viking://user/{u}/sessions/{id}`).
+ * A session id from the path: 1..256 of `[A-Za-z0-9_.@:-]`, not `.` or `..` (the kernel's
+ * `isSessionId`; the plugins send `cc-<uuid>`).
  * @throws DomainError INVALID_ARGUMENT
  */
 export function sessionIdOf(raw: string): string {
-  if (!SESSION_ID.test(raw) || raw === '.' || raw === '..') {
-    throw invalidArgument(`Invalid session id '${raw}': use 1 to 256 letters, digits, '_', '.', '@', ':' or '-'`);
-  }
+  if (!isSessionId(raw)) throw invalidArgument(`Invalid session id '${raw}': ${SESSION_ID_RULE}`);
   return raw;
 }
 

@@ -22,6 +22,7 @@
  * by the app's error handler. Semantic refusals (`surface_error`, `guarded`, …) are 200s.
  * Event objects inside `events` are the log's own format and pass through verbatim.
  */
+import { isAgentId, parseSeqText, SESSION_ID_RULE } from '@ctxmesh/kernel';
 import { sessions } from '@ctxmesh/proto';
 import { Budget, callUnary, Code, type UnaryMethod } from '@ctxmesh/rpc';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -109,7 +110,6 @@ export function sessionsLogPort(client: sessions.SessionsServiceClient): Session
 // Validation
 
 const INT64 = intRange({ ge: -Number.MAX_SAFE_INTEGER, le: Number.MAX_SAFE_INTEGER });
-const SEQ_TEXT = /^\s*\d+(?:#.*)?$/;
 
 /** A model nested in a body: an object validated against `fields` at `loc`. */
 function model(fields: readonly FieldSpec[]): Validator<Record<string, unknown>> {
@@ -123,17 +123,17 @@ function model(fields: readonly FieldSpec[]): Validator<Record<string, unknown>>
 }
 
 /**
- * A seq edge: an integer ≥ 0, or the tool forms `"295"` and `"295#callId"` (the suffix names a
- * split tool call and is dropped).
+ * A seq edge: an integer ≥ 0, or the tool forms `"295"` and `"295#callId"` (the kernel's
+ * `parseSeqText`: the suffix names a split tool call and is dropped).
  */
 const seq: Validator<number> = {
   label: 'seq',
   check(v, loc, strict) {
-    if (typeof v === 'string' && SEQ_TEXT.test(v)) {
-      const n = Number(v.split('#')[0]);
-      if (Number.isSafeInteger(n)) return { ok: true, value: n };
+    if (typeof v === 'string') {
+      const n = parseSeqText(v);
+      if (n !== undefined) return { ok: true, value: n };
+      return { ok: false, issues: [{ loc: [...loc], msg: 'Input should be an integer >= 0 or a string like "295" or "295#callId"', type: 'seq_parsing' }] };
     }
-    if (typeof v === 'string') return { ok: false, issues: [{ loc: [...loc], msg: 'Input should be an integer >= 0 or a string like "295" or "295#callId"', type: 'seq_parsing' }] };
     return intRange({ ge: 0, le: Number.MAX_SAFE_INTEGER }).check(v, loc, strict);
   },
 };
@@ -225,7 +225,6 @@ function pagingNumber(request: FastifyRequest, name: string): number | undefined
 }
 
 const AGENT_STATUS_PARAM = /^(.+):status$/;
-const AGENT_ID = /^[A-Za-z0-9_.@:-]{1,256}$/;
 
 function windowOf(v: unknown): sessions.Window | undefined {
   if (v === undefined) return undefined;
@@ -456,7 +455,7 @@ export async function sessionsLogRoutes(api: FastifyInstance, opts: SessionsLogO
     const m = AGENT_STATUS_PARAM.exec((request.params as { agentStatus: string }).agentStatus);
     if (!m) throw new DomainError('NOT_FOUND', `Route not found: ${request.method} ${request.url.split('?')[0]}`);
     const agentId = m[1]!;
-    if (!AGENT_ID.test(agentId)) throw new DomainError('INVALID_ARGUMENT', `Invalid agent id '${agentId}': use 1 to 256 letters, digits, '_', '.', '@', ':' or '-'`);
+    if (!isAgentId(agentId)) throw new DomainError('INVALID_ARGUMENT', `Invalid agent id '${agentId}': ${SESSION_ID_RULE}`);
     const sessionId = sid(request);
     const b = body(request.body, STATUS_FIELDS);
     const { identity, budget } = ctx(request);

@@ -5,6 +5,7 @@
  * and the projected messages. Everything here is a pure function of the events, so the same
  * log always gives the same surface, ledger and messages.
  */
+import { messageId } from '@ctxmesh/kernel';
 import type {
   CompactionPruneEvent,
   CompactionSummaryEvent,
@@ -169,7 +170,7 @@ export interface Pairing {
 export interface ProjectedMessage {
   /** Seq of the event. */
   seq: number;
-  /** `seq`, or `seq#callId` for each call of an assistant message. */
+  /** `seq`, or `seq#callId` for each call of an assistant message (the kernel's `messageId`). */
   id: string;
   role: Role;
   /** Row class. */
@@ -408,19 +409,19 @@ export class SessionView {
         const calls = toolCallsOf(e);
         const text = contentText(e.content);
         if (calls.length === 0) {
-          out.push({ ...base, id: String(seq), text });
+          out.push({ ...base, id: messageId(seq), text });
           continue;
         }
         calls.forEach((c, i) => {
-          out.push({ ...base, id: `${seq}#${c.callId}`, text: i === 0 ? text : '', toolCallId: c.callId, toolName: c.name, toolArgs: toolArgsJson(c) });
+          out.push({ ...base, id: messageId(seq, c.callId), text: i === 0 ? text : '', toolCallId: c.callId, toolName: c.name, toolArgs: toolArgsJson(c) });
         });
       } else if (e.type === 'tool/result') {
         const toolName = this.toolNameOf(seq);
-        out.push({ ...base, id: String(seq), text: info.text, toolCallId: e.callId, ...(toolName !== undefined ? { toolName } : {}) });
+        out.push({ ...base, id: messageId(seq), text: info.text, toolCallId: e.callId, ...(toolName !== undefined ? { toolName } : {}) });
       } else {
         // Checkpoints pass through the frame function here too (the projection safety net);
         // info.text already did exactly that, so stored and projected bytes agree.
-        out.push({ ...base, id: String(seq), text: info.cls === 'checkpoint' ? withSummaryFramePrefix(contentText(e.content)) : info.text });
+        out.push({ ...base, id: messageId(seq), text: info.cls === 'checkpoint' ? withSummaryFramePrefix(contentText(e.content)) : info.text });
       }
     }
     return out;

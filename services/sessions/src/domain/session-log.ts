@@ -8,6 +8,7 @@
  * never write, so they never move the generation (§3.5 invariant 12).
  */
 import { randomUUID } from 'node:crypto';
+import { parseSeqText } from '@ctxmesh/kernel';
 import type { BudgetRecord, SessionKey, SessionMutation, SessionStore } from '@ctxmesh/stores';
 import type { AppendPlan, PlannedPrune } from './append-plan';
 import type { CapturedMessage } from './capture';
@@ -318,10 +319,7 @@ function validatePreserveRecent(v: unknown, field: string): number {
  */
 function parseSeq(v: unknown, field: string): number {
   if (v === undefined || v === null || v === '') throw new InvalidArgumentError(field, 'is required');
-  let n: number;
-  if (typeof v === 'number') n = v;
-  else if (typeof v === 'string' && /^\s*\d+(#.*)?$/.test(v)) n = Number(v.split('#')[0]);
-  else n = NaN;
+  const n = typeof v === 'number' ? v : typeof v === 'string' ? (parseSeqText(v) ?? NaN) : NaN;
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(field, 'must be an integer >= 0');
   return n;
 }

@@ -10,16 +10,11 @@
  * (the gateway's `X-Workspace` header), else the persisted active workspace, else `default`.
  * An unknown slug is NOT_FOUND, another account's is PERMISSION_DENIED: never an empty answer.
  */
+import { WORKSPACE_SLUG } from '@ctxmesh/kernel';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from './errors';
 
 /** The workspace every account has. */
 export const DEFAULT_WORKSPACE = 'default';
-
-/**
- * A slug: 1..64 of letters, digits, `.`, `_` and `-`, starting with a letter or digit (the
- * gateway's `X-Workspace` rule, so every header it accepts resolves here). Case-sensitive.
- */
-export const WORKSPACE_SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Who is asking: the account and user of the caller's identity. */
 export interface WorkspaceCaller {
@@ -65,7 +60,8 @@ function checkCaller(c: WorkspaceCaller): void {
 }
 
 /**
- * Validate a slug.
+ * Validate a slug: the kernel's `WORKSPACE_SLUG` (the gateway checks the `X-Workspace` header
+ * with the same rule, so every header it accepts resolves here). Case-sensitive.
  * @throws InvalidArgumentError `INVALID_WORKSPACE` naming `field`
  */
 export function checkSlug(slug: unknown, field = 'workspace'): string {

@@ -1,15 +1,21 @@
 /**
  * The plugins' capture hooks and the search context query expansion reads
  * (context-contract §7.1, §8.1): captured `{role, content}` pairs become ordinary
- * `user/message` / `assistant/message` events of the same log, and the search context is the
- * latest real conversation messages plus the newest written summary as the "archive
- * overview". Pure functions; `SessionLog` does the I/O.
+ * `user/message` / `assistant/message` events of the same log (AppendMessages), and the search
+ * context is the latest real conversation messages plus the newest written summary as the
+ * "archive overview" (GetSearchContext).
  */
+import type { SessionKey } from '@ctxmesh/stores';
+import { appendEvents } from './append';
 import { isRealUserTurn } from './classify';
+import type { LogDeps } from './deps';
 import { InvalidArgumentError } from './errors';
 import type { AssistantMessageEvent, LogEvent, UserMessageEvent } from './events';
+import type { SearchContextRequestInput } from './inputs';
+import { checkKey, checkSearchContextRequest } from './inputs';
 import type { SessionView } from './projection';
 import { contentText } from './text';
+import { CLAIM_ESTIMATOR_ID } from './tokens';
 
 /** Roles a capture hook may send. */
 export const CAPTURE_ROLES = ['user', 'assistant'] as const;
@@ -26,6 +32,73 @@ export interface CapturedMessage {
   role: 'user' | 'assistant';
   /** Text. */
   content: string;
+}
+
+/** AppendMessages output. */
+export interface AppendMessagesResult {
+  /** Seqs of the appended messages, in input order. */
+  seqs: number[];
+  /** Captured messages in the session after the call (see `capturedMessageCount`). */
+  messageCount: number;
+  head: number;
+  generation: number;
+}
+
+/** GetSearchContext output. */
+export interface SearchContextResult {
+  /** The session exists (after creation). */
+  exists: boolean;
+  /** This call created it. */
+  created: boolean;
+  /** Latest real user/assistant messages, oldest first. */
+  messages: CapturedMessage[];
+  /** Newest model- or human-written summary ('' when none). */
+  archiveOverview: string;
+}
+
+/**
+ * AppendMessages: `{role, content}` pairs become `user/message` / `assistant/message` events,
+ * appended like AppendEvents (creating the session on first capture; concurrent captures race
+ * for the tail and are retried).
+ * @throws InvalidArgumentError naming `messages[i].role` / `messages[i].content`
+ */
+export async function appendMessages(deps: LogDeps, key: SessionKey, input: { messages: unknown }): Promise<AppendMessagesResult> {
+  checkKey(key);
+  const events = capturedEvents(input.messages);
+  const res = await appendEvents(deps, key, { events });
+  const view = await deps.log.requireView(key);
+  return { seqs: res.seqs, messageCount: capturedMessageCount(view), head: res.head, generation: res.generation };
+}
+
+/**
+ * GetSearchContext: the latest real messages and the archive overview query expansion reads.
+ * An unknown session is not an error: `exists` is false, unless `create` asks to materialise
+ * it (an empty log, get-or-create like the reference).
+ * @throws InvalidArgumentError `limit` when it is not a finite number
+ */
+export async function getSearchContext(deps: LogDeps, key: SessionKey, input: SearchContextRequestInput = {}): Promise<SearchContextResult> {
+  checkKey(key);
+  checkSearchContextRequest(input);
+  let loaded = await deps.log.load(key);
+  let created = false;
+  if (!loaded) {
+    if (!input.create) return { exists: false, created: false, messages: [], archiveOverview: '' };
+    const epoch = deps.newId();
+    await deps.store.commit(key, {
+      expect: { head: -1, generation: 0 },
+      events: [],
+      surfaceOps: [],
+      generation: 0,
+      create: { estimatorId: CLAIM_ESTIMATOR_ID, createdAt: deps.clock(), epoch },
+    });
+    loaded = await deps.log.load(key);
+    if (!loaded) throw new Error('session missing right after its creation');
+    // A racing creator's commit also lands (as a no-op), and one that appended first makes
+    // ours stale: only the epoch we minted says that this call created the session.
+    created = loaded.entry.epoch === epoch;
+  }
+  const { view } = loaded;
+  return { exists: true, created, messages: recentMessages(view, input.limit ?? 0), archiveOverview: archiveOverview(view) };
 }
 
 /**

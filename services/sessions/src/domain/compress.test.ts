@@ -1,6 +1,6 @@
 import { SUMMARY_FRAME_PREFIX, overflowMarkerSummary } from './text';
 import { assistant, assistantCalls, call, conversation, instructions, KEY, newLog, parsedLog, rawLog, result, system, user } from './__tests__/fixtures';
-import type { CompressInput } from './session-log';
+import type { CompressInput } from './inputs';
 
 const compressReq = (ranges: CompressInput['ranges'], extra: Partial<CompressInput> = {}): CompressInput => ({
   requestId: `req-${JSON.stringify(ranges).length}-${Math.random()}`,

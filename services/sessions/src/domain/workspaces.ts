@@ -12,6 +12,7 @@
  */
 import { WORKSPACE_SLUG } from '@ctxmesh/kernel';
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from './errors';
+import { checkCaller } from './inputs';
 
 /** The workspace every account has. */
 export const DEFAULT_WORKSPACE = 'default';
@@ -52,11 +53,6 @@ export interface WorkspaceStore {
  */
 export function scopedWorkspaceKey(account: string, slug: string): string {
   return `${account}/${slug}`;
-}
-
-function checkCaller(c: WorkspaceCaller): void {
-  if (typeof c.account !== 'string' || c.account === '') throw new InvalidArgumentError('identity.accountId', 'is required');
-  if (typeof c.user !== 'string' || c.user === '') throw new InvalidArgumentError('identity.userId', 'is required');
 }
 
 /**

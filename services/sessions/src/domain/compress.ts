@@ -1,28 +1,110 @@
 /**
- * Planning a Compress call (§1.7 compress, §3.3, §3.6): each requested range is resolved on
- * the view left by the ranges before it, checked against the compress guards on its FINAL
- * positional slice, and either lands a block or reports why not. Nothing here writes: the
- * caller commits every landed block in one atomic mutation.
+ * Compress (§1.7, §3.3, §3.6): hide ranges behind model- or human-written summaries. Each
+ * requested range is resolved on the view left by the ranges before it, checked against the
+ * compress guards on its FINAL positional slice, and either lands a block or reports why not
+ * (`already_compressed`, `guarded`, `unbalanced`, `unknown_seq`: answers, not errors). Every
+ * landed block is written in ONE atomic mutation with the answer. The call, step by step:
+ *
+ * 1. a seen `requestId` returns the first answer;
+ * 2. a stale `expectedGeneration` → ABORTED `STALE_EXPECTED_GENERATION`;
+ * 3. an edge past the head or a reversed range → INVALID_ARGUMENT;
+ * 4. plan every range ({@link planCompress}); nothing landed → the answer, recorded on its own;
+ * 5. commit the blocks with the answer; on a conflict, re-plan once on a fresh view (or, with an
+ *    `expectedGeneration`, answer ABORTED), and a second conflict is ABORTED
+ *    `CONFLICT_RETRY_EXHAUSTED`.
  */
-import type { SurfaceOp } from '@ctxmesh/stores';
+import type { SessionKey, SurfaceOp } from '@ctxmesh/stores';
+import type { LogDeps } from './deps';
+import { ConflictError } from './errors';
 import type { LogEvent, SummaryAuthor } from './events';
+import type { CheckedCompress, CompressInput, CompressRangeInput } from './inputs';
+import { checkCompressInput, checkKey, checkRangesInLog } from './inputs';
 import type { SessionView } from './projection';
+import { buildView } from './projection';
 import type { RangeRow, Span } from './ranges';
 import { compressibleSlices, computeGuards, DEFAULT_PRESERVE_RECENT, guardViolations, resolveSpan, seqsOf } from './ranges';
 import { blockTransaction } from './transaction';
 
+/** Compress output. */
+export interface CompressResult {
+  /** Generation after the call. */
+  generation: number;
+  /** One result per range, in input order. */
+  results: CompressRangeResult[];
+}
+
+/**
+ * Compress, steps 1–5 (see the top of this file).
+ * @throws InvalidArgumentError for malformed input, reversed ranges and seqs outside the log
+ * @throws ConflictError on a stale `expectedGeneration`, or when a recompute conflicts again
+ * @throws NotFoundError for an unknown session
+ */
+export async function compress(deps: LogDeps, key: SessionKey, input: CompressInput): Promise<CompressResult> {
+  checkKey(key);
+  const req = checkCompressInput(input);
+  let view = await deps.log.requireView(key);
+
+  // 1. A replay answers before the request meets the log.
+  const cached = await deps.idem.cached<CompressResult>(key, req.requestId, 'compress');
+  if (cached) return cached;
+
+  // 2. The caller's expectation.
+  if (req.expectedGeneration !== undefined && req.expectedGeneration !== view.generation) {
+    throw new ConflictError('STALE_EXPECTED_GENERATION', `expected generation ${req.expectedGeneration}, current is ${view.generation}`, view.head, view.generation);
+  }
+
+  // 3. The edges against the log.
+  checkRangesInLog(req.ranges, view);
+
+  // 4–5.
+  const first = await planAndCommit(deps, key, req, view);
+  if (first.status === 'answered') return first.answer;
+  if (req.expectedGeneration !== undefined) {
+    throw new ConflictError('STALE_EXPECTED_GENERATION', `expected generation ${req.expectedGeneration}, current is ${first.generation}`, first.head, first.generation);
+  }
+  view = await deps.log.requireView(key);
+  const second = await planAndCommit(deps, key, req, view);
+  if (second.status === 'answered') return second.answer;
+  throw new ConflictError('CONFLICT_RETRY_EXHAUSTED', 'the session changed twice while compressing; re-read and retry', second.head, second.generation);
+}
+
+/**
+ * Steps 4–5 against one view: plan every range and commit the landed blocks with the answer.
+ * @returns the answer, or the current head and generation when the session changed since `view`
+ */
+async function planAndCommit(
+  deps: LogDeps,
+  key: SessionKey,
+  req: CheckedCompress,
+  view: SessionView,
+): Promise<{ status: 'answered'; answer: CompressResult } | { status: 'stale'; head: number; generation: number }> {
+  const plan = planCompress(view, req.ranges, {
+    author: req.author,
+    provider: req.provider,
+    model: req.model,
+    newId: deps.newId,
+    now: deps.clock(),
+    rebuild: (events, head) => buildView(events, head, view.infoSource),
+  });
+  const answer: CompressResult = { generation: plan.view.generation, results: plan.results };
+  if (plan.events.length === 0) return { status: 'answered', answer: await deps.idem.remember(key, req.requestId, 'compress', answer) };
+  const res = await deps.store.commit(key, {
+    expect: { head: view.head, generation: view.generation },
+    events: plan.events.map((e) => JSON.stringify(e)),
+    surfaceOps: plan.surfaceOps,
+    generation: plan.view.generation,
+    ledger: plan.ledger,
+    idempotency: deps.idem.record(req.requestId, 'compress', answer),
+  });
+  if (res.status === 'ok') return { status: 'answered', answer };
+  // A twin call with the same request id committed first: its answer is this one's.
+  if (res.status === 'duplicate') return { status: 'answered', answer: deps.idem.decode<CompressResult>(res.value, 'compress') };
+  if (res.status !== 'stale') throw new Error(`unexpected commit status ${res.status}`);
+  return res;
+}
+
 /** Status of one requested range. */
 export type CompressStatus = 'landed' | 'already_compressed' | 'guarded' | 'unbalanced' | 'unknown_seq';
-
-/** A validated range of a Compress call. */
-export interface CompressRangeInput {
-  startSeq: number;
-  endSeq: number;
-  /** The author's summary (framed when stored). */
-  summary: string;
-  topic: string;
-  verifiedReadings: string[];
-}
 
 /** The result of one range. */
 export interface CompressRangeResult {
@@ -134,7 +216,7 @@ export interface CompressPlan {
   view: SessionView;
 }
 
-/** Plan a Compress call over `view`. */
+/** Step 4, pure: plan a Compress call over `view`; nothing here writes. */
 export function planCompress(view0: SessionView, ranges: readonly CompressRangeInput[], ctx: CompressContext): CompressPlan {
   let view = view0;
   const results: CompressRangeResult[] = [];

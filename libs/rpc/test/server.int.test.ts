@@ -5,7 +5,7 @@
  */
 import { status, type ServiceError } from '@grpc/grpc-js';
 import { ledger } from '@ctxmesh/proto';
-import { startTestServer, sleep, eventually, type TestServer } from '@ctxmesh/testing';
+import { startTestServer, eventually, type TestServer } from '@ctxmesh/testing';
 import pino from 'pino';
 import { Budget, callUnary, checkHealth, closeHealthClients, connect, CtxError, errorDetailsOf, implement, LIVENESS, type Handlers } from '../src';
 
@@ -190,16 +190,19 @@ describe('rpc server adapter', () => {
   it('shutdown - drains an in-flight call, then refuses new ones', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let entered = false;
     const srv = await startTestServer([
       mount({
         beginTurn: async () => {
+          entered = true;
           await gate;
           return { status: 'ok', turn: 7, cooledUris: [], cooledTurns: [] };
         },
       }),
     ]);
     const inflight = rawCall(srv.address, 5000);
-    await sleep(50);
+    // The call is in flight once its handler runs (a fixed sleep raced a loaded machine).
+    await eventually(() => entered, 2000);
     const stopping = srv.close();
     expect(await checkHealth(srv.address, '', 300)).toBe(false);
     release();
@@ -214,11 +217,13 @@ describe('rpc server adapter', () => {
   it('shutdown - forces a call that outlives the drain bound and aborts its budget', async () => {
     const ctl = new AbortController();
     let aborted = false;
+    let entered = false;
     const srv = await startTestServer(
       [
         mount(
           {
             beginTurn: async (_req, ctx) => {
+              entered = true;
               await new Promise<void>((resolve) => ctx.budget.signal.addEventListener('abort', () => resolve(), { once: true }));
               aborted = true;
               throw new CtxError(status.UNAVAILABLE, 'SHUTTING_DOWN', 'shutting down');
@@ -230,7 +235,7 @@ describe('rpc server adapter', () => {
       { shutdownGraceMs: 150, shutdownController: ctl },
     );
     const inflight = rawCall(srv.address, 10_000);
-    await sleep(50);
+    await eventually(() => entered, 2000);
     await srv.close();
     const { err } = await inflight;
     expect(err).not.toBeNull();

@@ -58,6 +58,14 @@ describe('evaluateTargets', () => {
     expect(withAnn({ '10000': size(10_000) })).toMatchObject({ measured: null, met: null });
   });
 
+  it('judges the docs profile memory on the user\'s process when npm start served the 100k data, else the bench process', () => {
+    const size = (n: number, rssMiB: number) => ({ nodes: n, points: n * 5, load: { docs: n, ms: 1, docsPerSecond: 1, optimizeMs: null }, rssMiB });
+    const sizes = { '10000': size(10_000, 900), '100000': size(100_000, 1800) };
+    const rss = (docs: object) => Object.fromEntries(evaluateTargets(report({ docs } as Partial<BenchReport>)).map((x) => [x.id, x]))['docs-rss-100k'];
+    expect(rss({ sizes, queries: 10, startupOnData: { healthyMs: 900, idleRssMiB: 300, servedRssMiB: 1200, servedErrors: 0, exit: 'code 0' } })).toMatchObject({ measured: 1200, met: true });
+    expect(rss({ sizes, queries: 10 })).toMatchObject({ measured: 1800, met: false });
+  });
+
   it('judges the budget figures with their limits and reports the estimator error without a verdict', () => {
     const err = { samples: 3, meanSigned: 0.1, medianAbs: 0.2, p95Abs: 0.3, maxAbs: 0.4, underestimateShare: 0 };
     const r = report({

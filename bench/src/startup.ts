@@ -8,7 +8,7 @@ import { mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ctxmeshBin } from './cluster';
-import { waitForOk } from './http';
+import { JsonClient, waitForOk } from './http';
 import { freePort, rssMiB, sleep, stopChild } from './procs';
 
 /** One start. */
@@ -17,6 +17,13 @@ export interface StartupRun {
   healthyMs: number | null;
   /** Resident memory after `idleMs` of idling, MiB. */
   idleRssMiB: number | null;
+  /**
+   * Resident memory after serving `serve` (context requests one after another, so the index's
+   * caches are loaded as a user's first queries load them), MiB; absent when nothing was served.
+   */
+  servedRssMiB?: number | null;
+  /** Requests of `serve` that did not answer 200. */
+  servedErrors?: number;
   /** How the process ended when stopped. */
   exit: string;
 }
@@ -24,8 +31,9 @@ export interface StartupRun {
 /**
  * Start `ctxmesh start` once and measure it.
  * @param existingData a data directory to start on (kept; e.g. a loaded corpus) instead of a fresh one
+ * @param serve request bodies of `POST /api/v1/search/search` to send after the idle reading (then `servedRssMiB`)
  */
-export async function measureStartup(idleMs = 5000, timeoutMs = 60_000, existingData: string | null = null): Promise<StartupRun> {
+export async function measureStartup(idleMs = 5000, timeoutMs = 60_000, existingData: string | null = null, serve: readonly unknown[] = []): Promise<StartupRun> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ctxmesh-bench-start-'));
   const port = await freePort();
   const log = openSync(join(dataDir, 'start.log'), 'a');
@@ -40,8 +48,16 @@ export async function measureStartup(idleMs = 5000, timeoutMs = 60_000, existing
       await sleep(idleMs);
       idleRssMiB = rssMiB(child.pid);
     }
+    let served: Pick<StartupRun, 'servedRssMiB' | 'servedErrors'> = {};
+    if (healthyMs !== null && child.pid !== undefined && serve.length > 0) {
+      const client = new JsonClient(`http://127.0.0.1:${port}`, 4);
+      let errors = 0;
+      for (const body of serve) if ((await client.send('POST', '/api/v1/search/search', body)).status !== 200) errors++;
+      served = { servedRssMiB: rssMiB(child.pid), servedErrors: errors };
+      client.close();
+    }
     const exit = await stopChild(child);
-    return { healthyMs, idleRssMiB, exit };
+    return { healthyMs, idleRssMiB, ...served, exit };
   } finally {
     if (child.exitCode === null && child.signalCode === null) await stopChild(child);
     rmSync(dataDir, { recursive: true, force: true });

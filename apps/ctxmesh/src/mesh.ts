@@ -21,7 +21,8 @@ import { createSessionsStore, loadSessionsConfig, startSessions } from '@ctxmesh
 import { loadTierReaderConfig, startTierReader } from '@ctxmesh/tier-reader';
 import type { RunningServer } from '@ctxmesh/rpc';
 import type { Embedder } from '@ctxmesh/embedder';
-import { ConfigError, connectNats, connectRedis, type Env, type Logger } from '@ctxmesh/runtime';
+import { ConfigError, connectNats, connectRedis, env as envVar, loadConfig, type Env, type Logger } from '@ctxmesh/runtime';
+import { startSearchThread } from './search-thread';
 import { createEmbedder, DB_FILE, InProcEventBus, NatsEventBus, NatsTraceStore, openEmbeddedDb, openVectorStore, SqliteTraceStore, type EventBus, type VectorIndex } from '@ctxmesh/stores';
 
 /** Name of the embedded SQLite file inside the data dir (`@ctxmesh/stores` `DB_FILE`). */
@@ -33,6 +34,13 @@ export interface MeshOptions {
   env: Env;
   /** Logger. */
   log: Logger;
+  /**
+   * Run gather and tier-reader in a search thread of their own (`search-thread.ts`) when the
+   * vector store is the embedded one, so searching uses a second core. Needs the built
+   * `dist/search-worker.js`. `ctxmesh start` turns it on unless `CTXMESH_SEARCH_THREAD=off`.
+   * @default false
+   */
+  searchThread?: boolean;
 }
 
 /** A running mesh. */
@@ -47,7 +55,7 @@ export interface Mesh {
   index: VectorIndex;
   /** The embedder shared by gather and the indexer (for tests and benches). */
   embedder: Embedder;
-  /** Running gRPC servers by service. */
+  /** Running gRPC servers of this thread by service (gather and tier-reader are absent when they run in the search thread). */
   servers: Record<string, RunningServer>;
   /** Data directory in use. */
   dataDir: string;
@@ -56,6 +64,15 @@ export interface Mesh {
 }
 
 type Closer = () => Promise<unknown>;
+
+/** The one-process mesh's own variables (beside every service's). */
+export const meshSchema = {
+  /**
+   * `ctxmesh start` runs gather and tier-reader in a search thread (a second core for searching)
+   * when the vector store is embedded; `off` keeps every service on the main thread.
+   */
+  CTXMESH_SEARCH_THREAD: envVar.bool(true),
+};
 
 /** Read every service's configuration; throws one ConfigError listing all problems. */
 export function loadMeshConfig(env: Env) {
@@ -78,6 +95,7 @@ export function loadMeshConfig(env: Env) {
     rewrite: attempt(() => loadRewriteConfig(env)),
     sessions: attempt(() => loadSessionsConfig(env)),
     indexer: attempt(() => loadIndexerConfig(env)),
+    mesh: attempt(() => loadConfig(meshSchema, env)),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return cfg as { [K in keyof typeof cfg]: NonNullable<(typeof cfg)[K]> };
@@ -143,9 +161,23 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       closers.push(() => s.shutdown());
       return s;
     };
-    const [gather, tierReader, budgetRender, ledger, rewrite, sessions] = await Promise.all([
-      startGather({ port: 0, host, log, index, embedder, embedCacheSize: cfg.gather.GATHER_EMBED_CACHE_SIZE }),
-      startTierReader({ port: 0, host, log, index, outliner: cfg.tierReader.TIER_READER_CODE_OUTLINE ? outliner : null }),
+    // The readers of the index: in the search thread (embedded store, when asked), else here.
+    const readers = async (): Promise<{ gather: string; tierReader: string }> => {
+      if (opts.searchThread && cfg.gather.CTXMESH_VECTOR === 'embedded') {
+        const thread = await startSearchThread(env, log.level);
+        closers.push(() => thread.stop());
+        return thread;
+      }
+      const [g, t] = await Promise.all([
+        startGather({ port: 0, host, log, index, embedder, embedCacheSize: cfg.gather.GATHER_EMBED_CACHE_SIZE }),
+        startTierReader({ port: 0, host, log, index, outliner: cfg.tierReader.TIER_READER_CODE_OUTLINE ? outliner : null }),
+      ]);
+      up('gather', g);
+      up('tier-reader', t);
+      return { gather: g.address, tierReader: t.address };
+    };
+    const [read, budgetRender, ledger, rewrite, sessions] = await Promise.all([
+      readers(),
       startBudgetRender({ port: 0, host, log }),
       startLedger({
         port: 0,
@@ -164,8 +196,6 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
         cacheSessions: cfg.sessions.SESSIONS_CACHE_SESSIONS,
       }),
     ]);
-    up('gather', gather);
-    up('tier-reader', tierReader);
     up('budget-render', budgetRender);
     up('ledger', ledger);
     up('rewrite', rewrite);
@@ -193,8 +223,8 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
     );
 
     const addrs = {
-      gather: gather.address,
-      tierReader: tierReader.address,
+      gather: read.gather,
+      tierReader: read.tierReader,
       budgetRender: budgetRender.address,
       ledger: ledger.address,
       rewrite: rewrite.address,

@@ -1,0 +1,88 @@
+/**
+ * The one-process mesh's search thread (`CTXMESH_SEARCH_THREAD`, on by default for
+ * `ctxmesh start`): gather and tier-reader run in a `worker_threads` worker with their own
+ * connection to the embedded SQLite file (see `search-worker.ts`), and the orchestrator reaches
+ * them over loopback gRPC exactly as it reaches them in their own processes. Searching is the
+ * largest share of a context request's CPU, so a second core takes it while the main thread
+ * serves HTTP, orchestrates, renders and writes.
+ *
+ * Memory: the scan cache (vectors and metadata), the lexical caches and the ANN index live in
+ * the search thread only — the main thread writes and never searches, so it builds none.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { ConfigError } from '@ctxmesh/runtime';
+import type { SearchWorkerData, SearchWorkerMessage } from './search-worker';
+
+/** A running search thread. */
+export interface SearchThread {
+  /** gRPC address of gather in the thread. */
+  gather: string;
+  /** gRPC address of tier-reader in the thread. */
+  tierReader: string;
+  /** Drain both servers, close the index and end the thread (terminated after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** The thread could not start (its error, or its exit before it was ready). */
+export class SearchThreadError extends Error {
+  override readonly name = 'SearchThreadError';
+}
+
+/** The compiled worker entry: beside this module in `dist/` (under ts sources, the built one). */
+export function searchWorkerScript(): string {
+  const here = join(__dirname, 'search-worker.js');
+  const built = join(__dirname, '..', 'dist', 'search-worker.js');
+  if (existsSync(here)) return here;
+  if (existsSync(built)) return built;
+  throw new SearchThreadError(`the search thread's entry is not built (${built}): run npm run build`);
+}
+
+/**
+ * Start the search thread and wait until gather and tier-reader listen in it.
+ * @throws ConfigError listing the thread's configuration problems
+ * @throws SearchThreadError when it fails otherwise or exits first
+ */
+export function startSearchThread(env: Record<string, string | undefined>, logLevel: string): Promise<SearchThread> {
+  const data: SearchWorkerData = { env: { ...env }, logLevel };
+  const worker = new Worker(searchWorkerScript(), { workerData: data, env: data.env });
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  return new Promise<SearchThread>((resolve, reject) => {
+    const fail = (err: Error) => {
+      worker.removeAllListeners('message');
+      void worker.terminate();
+      reject(err);
+    };
+    worker.once('error', (err) => fail(new SearchThreadError(`the search thread failed: ${err.message}`, { cause: err })));
+    void exit.then(() => fail(new SearchThreadError('the search thread exited before it was ready')));
+    worker.on('message', (m: SearchWorkerMessage) => {
+      if (m.type === 'failed') {
+        fail(m.problems ? new ConfigError(m.problems) : new SearchThreadError(`the search thread did not start: ${m.message}`));
+        return;
+      }
+      if (m.type !== 'ready') return;
+      worker.removeAllListeners('error');
+      // After start-up an error in the thread ends it; the orchestrator then sees gather and
+      // tier-reader as UNAVAILABLE (503), and /ready turns false.
+      worker.on('error', () => undefined);
+      resolve({
+        gather: m.gather,
+        tierReader: m.tierReader,
+        stop: async (graceMs = 15_000) => {
+          if (exited) return;
+          worker.postMessage({ type: 'stop' });
+          const timer = setTimeout(() => void worker.terminate(), graceMs);
+          await exit;
+          clearTimeout(timer);
+        },
+      });
+    });
+  });
+}

@@ -1,0 +1,69 @@
+/**
+ * The search thread's entry (a `worker_threads` worker started by {@link startSearchThread} in
+ * `search-thread.ts`): gather and tier-reader — the services that read the vector index — with a
+ * connection of their own to the embedded SQLite file, so that searching runs on the machine's
+ * second core while the main thread serves HTTP, orchestrates and writes.
+ *
+ * Protocol with the main thread (structured messages on the worker's port):
+ * - in `workerData`: {@link SearchWorkerData};
+ * - out: `{ type: 'ready', gather, tierReader }` (gRPC addresses) once both listen, or
+ *   `{ type: 'failed', message, problems? }` when they cannot start;
+ * - in: `{ type: 'stop' }` → both servers drain, the index closes, and the thread ends.
+ *
+ * Telemetry starts before anything loads grpc-js (the module registry is this thread's own).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { startTelemetry } from '@ctxmesh/telemetry';
+
+/** What the main thread hands the worker. */
+export interface SearchWorkerData {
+  /** The mesh's environment (every service reads its own variables from it). */
+  env: Record<string, string | undefined>;
+  /** Logger level of the thread's logger (the main logger's). */
+  logLevel: string;
+}
+
+/** Messages the worker posts. */
+export type SearchWorkerMessage = { type: 'ready'; gather: string; tierReader: string } | { type: 'failed'; message: string; problems?: string[] };
+
+async function run(port: NonNullable<typeof parentPort>, data: SearchWorkerData): Promise<void> {
+  const telemetry = startTelemetry('ctxmesh', data.env);
+  const { createLogger, ConfigError } = require('@ctxmesh/runtime') as typeof import('@ctxmesh/runtime');
+  const { loadGatherConfig, startGather } = require('@ctxmesh/gather') as typeof import('@ctxmesh/gather');
+  const { loadTierReaderConfig, startTierReader } = require('@ctxmesh/tier-reader') as typeof import('@ctxmesh/tier-reader');
+  const { createEmbedder, openVectorStore } = require('@ctxmesh/stores') as typeof import('@ctxmesh/stores');
+  const { loadOutline } = require('@ctxmesh/outline') as typeof import('@ctxmesh/outline');
+  const log = createLogger({ base: { app: 'ctxmesh', thread: 'search' }, level: data.logLevel as 'info' });
+  const closers: Array<() => Promise<unknown>> = [];
+  const stop = async (): Promise<void> => {
+    for (const c of closers.splice(0).reverse()) await c().catch((err: unknown) => log.warn({ err }, 'error while stopping the search thread'));
+    await telemetry.shutdown().catch(() => undefined);
+    port.close();
+  };
+  try {
+    const gatherCfg = loadGatherConfig(data.env);
+    const tierCfg = loadTierReaderConfig(data.env);
+    const embedder = createEmbedder(gatherCfg);
+    // Its own connection to the file: searches sync their scan cache from the change log, so
+    // they see every write the main thread commits.
+    const store = await openVectorStore(gatherCfg, embedder.dimension);
+    closers.push(() => store.close());
+    const outliner = tierCfg.TIER_READER_CODE_OUTLINE ? await loadOutline((err) => log.warn({ err }, 'code outliner unavailable; code files get document overviews')) : null;
+    const host = '127.0.0.1';
+    const [gather, tierReader] = await Promise.all([
+      startGather({ port: 0, host, log, index: store.index, embedder, embedCacheSize: gatherCfg.GATHER_EMBED_CACHE_SIZE }),
+      startTierReader({ port: 0, host, log, index: store.index, outliner }),
+    ]);
+    closers.push(() => gather.shutdown(), () => tierReader.shutdown());
+    port.on('message', (m: { type?: string }) => {
+      if (m?.type === 'stop') void stop();
+    });
+    port.postMessage({ type: 'ready', gather: gather.address, tierReader: tierReader.address } satisfies SearchWorkerMessage);
+  } catch (err) {
+    const problems = err instanceof ConfigError ? err.problems : undefined;
+    port.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err), problems } satisfies SearchWorkerMessage);
+    await stop();
+  }
+}
+
+if (parentPort) void run(parentPort, workerData as SearchWorkerData);

@@ -280,7 +280,8 @@ function meshEnv(dataDir: string, extra: Record<string, string> = {}): Env {
 }
 
 async function withMesh<T>(env: Env, fn: (mesh: Mesh, client: JsonClient) => Promise<T>): Promise<T> {
-  const mesh = await startMesh({ env, log: silentLogger() });
+  // As `npm start` runs it: gather and tier-reader in the search thread (CTXMESH_SEARCH_THREAD).
+  const mesh = await startMesh({ env, log: silentLogger(), searchThread: env.CTXMESH_SEARCH_THREAD !== 'off' });
   const client = new JsonClient(mesh.gatewayUrl);
   try {
     return await fn(mesh, client);

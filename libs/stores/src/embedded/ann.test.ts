@@ -5,6 +5,7 @@ import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { makeRecord } from '../contract/vector-index.contract';
 import type { Visibility } from '../ports/vector-index';
 import { openEmbeddedDb } from './db';
+import { DEFAULT_ANN_OPTIONS, DenseAnn } from './ann';
 import { EmbeddedVectorIndex } from './vector-index';
 
 const embedder = new LexicalEmbedder({ dimension: 64 });
@@ -84,5 +85,22 @@ describe('EmbeddedVectorIndex dense leg with the ANN index', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('DenseAnn background build', () => {
+  it('adds queued rows in steps that yield to the event loop (one group per step when the step time is spent), then is idle', async () => {
+    const ann = new DenseAnn(8, null, { ...DEFAULT_ANN_OPTIONS, addStepMs: 0, addBatch: 2 });
+    const vec = (id: number) => Float32Array.from({ length: 8 }, (_, i) => (i === id % 8 ? 1 : 0.1));
+    for (let id = 1; id <= 10; id++) ann.pending.add(id);
+    ann.drain(vec, () => 10);
+    const seen: number[] = [];
+    for (let turn = 0; turn < 8 && ann.pending.size > 0; turn++) {
+      await new Promise((r) => setImmediate(r));
+      seen.push(ann.pending.size);
+    }
+    expect(seen).toEqual([8, 6, 4, 2, 0]);
+    await ann.idle();
+    expect(ann.search(vec(3), 3)).toContain(3);
   });
 });

@@ -5,23 +5,32 @@ import { Index, MetricKind, ScalarKind } from 'usearch';
 export interface AnnOptions {
   /**
    * Smallest number of rows in a search's scope for which the ANN index answers instead of the
-   * exact scan: about the crossover the bench measures (≈ 19,000 rows of 256 dimensions on the
-   * 2-core machine; below it the exact scan costs less, and is exact). The candidates are
-   * re-scored exactly and the dense leg only breaks ties of the lexical one under the default
-   * fusion weights, so its recall@10 of 0.85–0.9 against the exact scan left the `docs`
-   * profile's known-item hits unchanged (54.3 % in both).
-   * @default 20000
+   * exact scan: about the crossover measured on the bench's `docs` profile (52,482 rows of 256
+   * dimensions on the 2-core machine: the HNSW search below cost 1.8× the exact scan there, and
+   * the exact scan grows with the rows while the HNSW search barely does, so they meet near
+   * 95,000 rows). Below it the exact scan costs less, and is exact.
+   * @default 100000
    */
   minRows: number;
   /** Candidates the ANN index returns per wanted row (they are filtered by scope, then re-scored exactly). @default 4 */
   oversample: number;
   /** HNSW `ef` at search time (the candidates asked for, when more). @default 512 */
   expansionSearch: number;
-  /** HNSW links per node. @default 16 */
+  /**
+   * HNSW links per node. @default 32 — with the built-in lexical embedder's hashed vectors (many
+   * near-equal distances) 16 links found 0.94 of the exact top 10 (ties counted) on the `docs`
+   * profile, 32 links with `expansionAdd` 256 found 0.988.
+   */
   connectivity: number;
-  /** HNSW `ef` at construction. @default 128 */
+  /** HNSW `ef` at construction (see `connectivity`). @default 256 */
   expansionAdd: number;
-  /** Rows added per background step (one step per event-loop turn, so searches interleave). @default 256 */
+  /**
+   * Time one background build step may hold the event loop, ms: rows are added in small groups
+   * until it is spent, then the step yields (searches run between steps). At least one group
+   * is added per step. @default 20
+   */
+  addStepMs: number;
+  /** Rows added per group within a step. @default 8 */
   addBatch: number;
   /** Precision of the vectors the index keeps (candidates are re-scored exactly either way). @default 'f16' */
   quantization: 'f32' | 'f16' | 'i8';
@@ -29,12 +38,13 @@ export interface AnnOptions {
 
 /** Default {@link AnnOptions}. */
 export const DEFAULT_ANN_OPTIONS: Readonly<AnnOptions> = Object.freeze({
-  minRows: 20_000,
+  minRows: 100_000,
   oversample: 4,
   expansionSearch: 512,
-  connectivity: 16,
-  expansionAdd: 128,
-  addBatch: 256,
+  connectivity: 32,
+  expansionAdd: 256,
+  addStepMs: 20,
+  addBatch: 8,
   quantization: 'f16',
 });
 
@@ -77,7 +87,6 @@ export class DenseAnn {
   seq = 0;
   private building = false;
   private closed = false;
-  private sinceSave = 0;
 
   /**
    * @param path file of the saved index (null: in memory only)
@@ -155,19 +164,16 @@ export class DenseAnn {
   }
 
   /**
-   * Add queued rows in the background, `addBatch` per event-loop turn, and save the index when
-   * the queue drains (and every 20 batches). Does nothing while a build runs.
+   * Add queued rows in the background, in steps of at most `addStepMs` (one step per event-loop
+   * turn, so searches interleave), and save the index when the queue drains. Does nothing while
+   * a build runs.
    * @param vectorOf the current unit vector of a row (null: gone)
    * @param seqNow the change-log sequence the queue is current to
    */
   drain(vectorOf: VectorOf, seqNow: () => number): void {
     if (this.building || this.closed || this.pending.size === 0) return;
     this.building = true;
-    const step = (): void => {
-      if (this.closed) {
-        this.building = false;
-        return;
-      }
+    const addGroup = (): void => {
       const ids: number[] = [];
       const vecs: Float32Array[] = [];
       for (const id of this.pending) {
@@ -178,15 +184,21 @@ export class DenseAnn {
         vecs.push(v);
         if (ids.length >= this.opts.addBatch) break;
       }
-      if (ids.length > 0) {
-        const flat = new Float32Array(ids.length * this.dimension);
-        vecs.forEach((v, i) => flat.set(v, i * this.dimension));
-        this.index.add(BigUint64Array.from(ids, (id) => BigInt(id)), flat, 1);
-        for (const id of ids) this.inIndex.add(id);
-        this.sinceSave++;
+      if (ids.length === 0) return;
+      const flat = new Float32Array(ids.length * this.dimension);
+      vecs.forEach((v, i) => flat.set(v, i * this.dimension));
+      this.index.add(BigUint64Array.from(ids, (id) => BigInt(id)), flat, 1);
+      for (const id of ids) this.inIndex.add(id);
+    };
+    const step = (): void => {
+      if (this.closed) {
+        this.building = false;
+        return;
       }
+      const until = performance.now() + this.opts.addStepMs;
+      do addGroup();
+      while (this.pending.size > 0 && performance.now() < until);
       if (this.pending.size > 0) {
-        if (this.sinceSave >= 20) this.save(seqNow());
         setImmediate(step);
         return;
       }
@@ -198,7 +210,6 @@ export class DenseAnn {
 
   /** Write the index and its sidecar (atomically: a temporary file, then a rename). */
   save(seq: number): void {
-    this.sinceSave = 0;
     this.seq = seq;
     if (!this.path || this.pending.size > 0) return;
     try {

@@ -64,7 +64,7 @@ describe('RequestCapture + inProcessKernel', () => {
     const call = await capture.capture('/api/v1/search/search', { query: d.keywords.join(' '), mode: 'context', max_tokens: 256 });
     const out = await kernel.assembleContext(call.request as orchestrator.AssembleContextRequest);
     expect(out.entries.length).toBeGreaterThan(0);
-    expect(out.stats.used_tokens as number).toBeLessThanOrEqual(256);
+    expect(out.stats.usedTokens).toBeLessThanOrEqual(256);
     expect(out.stages.map((s) => s.stage)).toEqual(expect.arrayContaining(['gather', 'tier_read', 'budget_render']));
   });
 
@@ -73,12 +73,12 @@ describe('RequestCapture + inProcessKernel', () => {
     const body = { query: d.keywords.join(' '), mode: 'context', purpose: 'coding', max_tokens: 1200 };
     const compat = await kernel.assembleContext((await capture.capture('/api/v1/search/search', body)).request as orchestrator.AssembleContextRequest);
     const evidence = await kernel.assembleContext((await capture.capture('/api/v1/search/search', { ...body, packing: 'evidence' })).request as orchestrator.AssembleContextRequest);
-    expect(compat.stats).not.toHaveProperty('packing');
+    expect(compat.stats.packing).toBe('compat');
     expect(evidence.stats.packing).toBe('evidence');
-    expect(evidence.stats.used_tokens as number).toBeLessThanOrEqual(1200);
+    expect(evidence.stats.usedTokens).toBeLessThanOrEqual(1200);
     // Compat fills its quota slots whatever they score; evidence serves what compat served above
     // its relevance floor (and more), and nothing below it.
-    const floor = (evidence.stats.evidence as { relevance_floor: number }).relevance_floor;
+    const floor = evidence.stats.evidence!.relevanceFloor!;
     const served = new Set(evidence.entries.map((e) => e.uri));
     for (const e of compat.entries) if (e.score >= floor) expect(served.has(e.uri)).toBe(true);
     for (const e of evidence.entries) expect(e.score).toBeGreaterThanOrEqual(floor);

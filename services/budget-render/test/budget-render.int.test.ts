@@ -3,7 +3,7 @@ import { budgetRender } from '@ctxmesh/proto';
 import { Budget, callUnary, Code, connect } from '@ctxmesh/rpc';
 import { startTestServer, type TestServer } from '@ctxmesh/testing';
 import pino from 'pino';
-import { countTokens, planAndRender } from '@ctxmesh/kernel';
+import { countTokens, detailToWire, planAndRender } from '@ctxmesh/kernel';
 import { createServer } from '../src';
 import { closeExactPool, offloads } from '../src/domain/offload';
 
@@ -41,9 +41,10 @@ function resources(abstractOf: (i: number) => string, over: (i: number) => Parti
 describe('BudgetRenderService', () => {
   it('BudgetRender.PlanRender - five 200-char resource abstracts at 64 tokens - two uri entries, three dropped', async () => {
     const items = resources(() => 'x'.repeat(200));
-    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detailJson: '', tokenizer: '', packing: '', priors: [], explain: false });
+    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detail: undefined, tokenizer: '', packing: '', priors: [], explain: false });
     expect(res.stats).toMatchObject({ returned: 2, dropped: 3, usedTokens: 43, perEntryCap: 24 });
     expect(res.stats?.tierCounts).toEqual([{ name: 'uri', count: 2 }]);
+    expect(res.stats?.detail).toBeUndefined();
     expect(res.entries.map((e) => e.detail)).toEqual(['uri', 'uri']);
     expect(res.rendered).toBe(
       '<memory uri="viking://resources/r0.md" type="resources" score="0.90" detail="uri" />\n<memory uri="viking://resources/r1.md" type="resources" score="0.80" detail="uri" />',
@@ -67,7 +68,7 @@ describe('BudgetRenderService', () => {
     expect(offloads('o200k_base', 120_000)).toBe(true);
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 10);
-    const res = await callUnary(client.planRender.bind(client) as never, { items, maxTokens: 32000, detailJson: '"full"', tokenizer: 'o200k_base', packing: '', priors: [], explain: false }, Budget.ofMs(60_000), {
+    const res = await callUnary(client.planRender.bind(client) as never, { items, maxTokens: 32000, detail: detailToWire('full'), tokenizer: 'o200k_base', packing: '', priors: [], explain: false }, Budget.ofMs(60_000), {
       domain: 'budget-render',
     }) as budgetRender.PlanRenderResponse;
     clearInterval(ticker);
@@ -79,6 +80,7 @@ describe('BudgetRenderService', () => {
     );
     expect(res.rendered).toBe(want.rendered);
     expect(res.stats?.usedTokens).toBe(want.stats.used_tokens);
+    expect(res.stats?.detail).toEqual(detailToWire('full'));
     expect(res.stats!.usedTokens).toBeLessThanOrEqual(32000);
     expect(countTokens(res.rendered, 'o200k_base')).toBeLessThanOrEqual(32000);
     expect(ticks).toBeGreaterThan(0);
@@ -92,7 +94,7 @@ describe('BudgetRenderService', () => {
     const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, {
       items,
       maxTokens: 400,
-      detailJson: '',
+      detail: undefined,
       tokenizer: '',
       packing: 'evidence',
       priors: [{ name: 'resources', count: 3 }, { name: 'events', count: 1 }],
@@ -107,13 +109,13 @@ describe('BudgetRenderService', () => {
     expect(res.fates[0].costs.find((c) => c.tier === 'overview')).toEqual({ tier: 'overview' });
     expect(res.fates[0].costs.find((c) => c.tier === 'abstract')!.tokens).toBeGreaterThan(0);
     await expect(
-      call(client.planRender, { items: [], maxTokens: 100, detailJson: '', tokenizer: '', packing: 'dense', priors: [], explain: false }),
+      call(client.planRender, { items: [], maxTokens: 100, detail: undefined, tokenizer: '', packing: 'dense', priors: [], explain: false }),
     ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_PACKING' });
   });
 
   it('BudgetRender.PlanRender - unknown tokenizer - INVALID_ARGUMENT', async () => {
     await expect(
-      call(client.planRender, { items: [], maxTokens: 100, detailJson: '', tokenizer: 'gpt2-bogus', packing: '', priors: [], explain: false }),
+      call(client.planRender, { items: [], maxTokens: 100, detail: undefined, tokenizer: 'gpt2-bogus', packing: '', priors: [], explain: false }),
     ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_TOKENIZER' });
   });
 

@@ -43,8 +43,8 @@ describe('POST /api/v1/content/write', () => {
       uri: 'viking://user/default/memories/events/a.md',
       content: '# Summary\nshipped',
       mode: indexer.WriteMode.WRITE_MODE_REPLACE,
-      validFrom: '2026-01-01T00:00:00.000Z',
-      validTo: '',
+      validFromMs: Date.parse('2026-01-01T00:00:00.000Z'),
+      validToMs: undefined,
       tags: ['team=search'],
       publishedAtMs: 1_750_000_000_000,
     });

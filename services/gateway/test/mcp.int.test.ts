@@ -5,7 +5,9 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { detailToWire } from '@ctxmesh/kernel';
 import { common, type orchestrator } from '@ctxmesh/proto';
+import { contextStats } from '../src/mapping/__tests__/context-stats';
 import { Code, CtxError } from '@ctxmesh/rpc';
 import { EMPTY_SEARCH, harness, type Harness } from './fakes';
 
@@ -17,10 +19,10 @@ function answer(over: Partial<orchestrator.AssembleContextResponse> = {}): orche
     entries: [{ uri: 'viking://user/default/memories/events/a.md', category: 'events', score: 0.71, detail: 'full', text: 'Shipped v2.', origin: 'self' }],
     rendered: RENDERED,
     digest: '',
-    statsJson: JSON.stringify({ rewrite: 'off' }),
+    stats: contextStats(),
     stages: [{ stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 1, reason: '' }],
     fates: [],
-    explainJson: '',
+    explain: undefined,
     ...over,
   };
 }
@@ -94,10 +96,10 @@ describe('/mcp (dev auth)', () => {
     expect(got).toMatchObject({
       query: 'what shipped',
       scoreThreshold: 0.2,
-      filterJson: JSON.stringify({ op: 'must', field: 'context_type', conds: ['memory'] }),
+      filter: { node: { $case: 'must', value: { field: 'context_type', values: [{ kind: { $case: 'text', value: 'memory' } }] } } },
       bucketed: true,
       quotas: [{ name: 'events', count: 2 }],
-      detailJson: JSON.stringify({ events: 'full' }),
+      detail: detailToWire({ events: 'full' }),
       rewrite: 'on',
       excludeUris: ['viking://user/alice/memories/events/old.md'],
       sessionId: 'mcp-s1',
@@ -116,7 +118,7 @@ describe('/mcp (dev auth)', () => {
     await client.callTool({ name: 'search', arguments: { query: 'q', mode: 'context' } });
     const got = h.orch.assemble[0].req;
     expect(got.scoreThreshold).toBeUndefined();
-    expect(got).toMatchObject({ bucketed: false, quotas: [], rewrite: 'off', detailJson: '', filterJson: '', limit: 10, dedupTurns: 0 });
+    expect(got).toMatchObject({ bucketed: false, quotas: [], rewrite: 'off', detail: undefined, filter: undefined, limit: 10, dedupTurns: 0 });
   });
 
   it('POST /mcp tools/call search - packing - passed to AssembleContext ("" when absent: the server default); an unknown one is a tool error naming it', async () => {
@@ -157,7 +159,7 @@ describe('/mcp (dev auth)', () => {
     h.orch.script.assembleContext = async () => answer();
     const res = await client.callTool({ name: 'search', arguments: { query: 'q', mode: 'context', detail: 'overview', detail_by_category: {} } });
     expect((res as ToolText).isError).toBeFalsy();
-    expect(h.orch.assemble[0].req.detailJson).toBe('"overview"');
+    expect(h.orch.assemble[0].req.detail).toEqual(detailToWire('overview'));
   });
 
   it('POST /mcp tools/call search - list mode - Search with the 0.35 default and ~ expanded, hits as text', async () => {

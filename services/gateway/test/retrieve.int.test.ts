@@ -22,7 +22,7 @@ const OK: orchestrator.RetrieveResponse = {
   tokensTotal: 3,
   droppedCount: 0,
   degradedStages: ['rerank'],
-  explainJson: '',
+  explain: undefined,
   stages: [
     { stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 4, reason: '' },
     { stage: 'rerank', status: common.StageStatus.STAGE_STATUS_SKIPPED, durationMs: 0, reason: 'BUDGET_EXHAUSTED' },
@@ -30,6 +30,52 @@ const OK: orchestrator.RetrieveResponse = {
   budgetMs: 1000,
   traceId: 'tr_abc',
 };
+
+/** A trace as the orchestrator reads it back, and the JSON the route must answer for it. */
+const TRACE: orchestrator.RetrievalTrace = {
+  traceId: 'tr_abc',
+  createdAtMs: Date.parse('2026-07-01T12:00:00.000Z'),
+  requestId: '',
+  user: 'default',
+  workspace: 'default',
+  query: 'alpha',
+  plannedQueries: ['alpha'],
+  params: {
+    subject: 'default',
+    topK: 8,
+    memoryK: 5,
+    mmrLambda: undefined,
+    maxPerDocument: 2,
+    asOfMs: Date.parse('2026-03-01T00:00:00.000Z'),
+    tokenBudget: undefined,
+    timeBudgetMs: 1000,
+    stages: { queryRewrite: true, graphAssist: false, rerank: true },
+    tokenizer: 'estimate',
+  },
+  stages: [
+    { stage: 'workspace', outcome: 'ok', ms: 0.5, reason: '', optional: false },
+    { stage: 'rerank', outcome: 'skipped', ms: 0, reason: 'NOT_CONFIGURED', optional: true },
+  ],
+  degradedStages: [],
+  candidates: [{ uri: 'viking://resources/a.md#p1', docUri: 'viking://resources/a.md', score: 0.8, searchScore: 0.8, source: 'search', rerankScore: undefined }],
+  dropped: [{ uri: 'viking://resources/b.md#p1', id: '', reason: 'top_k' }],
+  result: {
+    passages: [{ id: 'p1', uri: 'viking://resources/a.md#p1', score: 0.8, tokens: 2 }],
+    memories: [{ id: '', uri: 'viking://user/default/memories/m.md', score: 0.5, tokens: 1 }],
+    groupMemories: [],
+    tokensTotal: 3,
+    droppedCount: 0,
+  },
+};
+const TRACE_JSON =
+  '{"trace_id":"tr_abc","created_at":"2026-07-01T12:00:00.000Z","request_id":null,"user":"default","workspace":"default","query":"alpha","planned_queries":["alpha"],' +
+  '"params":{"subject":"default","top_k":8,"memory_k":5,"mmr_lambda":null,"max_per_document":2,"as_of":"2026-03-01T00:00:00.000Z","token_budget":null,"time_budget_ms":1000,' +
+  '"stages":{"query_rewrite":true,"graph_assist":false,"rerank":true},"tokenizer":"estimate"},' +
+  '"stages":[{"stage":"workspace","outcome":"ok","ms":0.5,"reason":null,"optional":false},{"stage":"rerank","outcome":"skipped","ms":0,"reason":"NOT_CONFIGURED","optional":true}],' +
+  '"degraded_stages":[],"candidates":[{"uri":"viking://resources/a.md#p1","doc_uri":"viking://resources/a.md","score":0.8,"search_score":0.8,"source":"search","rerank_score":null}],' +
+  '"dropped":[{"uri":"viking://resources/b.md#p1","id":null,"reason":"top_k"}],' +
+  '"result":{"passages":[{"id":"p1","uri":"viking://resources/a.md#p1","score":0.8,"tokens":2}],"memories":[{"uri":"viking://user/default/memories/m.md","score":0.5,"tokens":1}],' +
+  '"group_memories":[],"tokens_total":3,"dropped_count":0}}';
 
 let srv: TestServer;
 let app: FastifyInstance;
@@ -45,7 +91,7 @@ beforeAll(async () => {
   const getTrace: Handler<orchestrator.GetTraceRequest, orchestrator.GetTraceResponse> = async (req) => {
     got.trace.push(req);
     if (req.traceId !== 'tr_abc') throw new CtxError(Code.NOT_FOUND, 'TRACE_NOT_FOUND', `trace '${req.traceId}' not found`);
-    return { traceJson: JSON.stringify({ trace_id: 'tr_abc', query: 'alpha' }) };
+    return { trace: TRACE };
   };
   srv = await startTestServer([
     {
@@ -100,8 +146,23 @@ describe('POST /api/v1/retrieve', () => {
   });
 
   it('POST /api/v1/retrieve - explain true, then absent - explain passed through and asked for; absent keeps the bytes', async () => {
-    const explain = { trace_id: null, retrieval_trace_id: 'tr_abc', stages: [], candidates: [{ rank: 1, kind: 'passage', uri: 'viking://resources/a.md#p1', reason: 'served' }] };
-    answer = (req) => ({ ...OK, explainJson: req.explain ? JSON.stringify(explain) : '' });
+    const typed: orchestrator.RetrieveExplain = {
+      traceId: '',
+      retrievalTraceId: 'tr_abc',
+      stages: [],
+      candidates: [
+        { rank: 1, kind: 'passage', id: 'p1', uri: 'viking://resources/a.md#p1', docUri: 'viking://resources/a.md', category: 'resources', source: 'search', score: 0.8, rankedScore: 0.8, rerankScore: undefined, tier: 'passage', textTokens: 2, reason: 'served' },
+      ],
+    };
+    const explain = {
+      trace_id: null,
+      retrieval_trace_id: 'tr_abc',
+      stages: [],
+      candidates: [
+        { rank: 1, kind: 'passage', id: 'p1', uri: 'viking://resources/a.md#p1', doc_uri: 'viking://resources/a.md', category: 'resources', origin: null, source: 'search', score: 0.8, ranked_score: 0.8, rerank_score: null, tier: 'passage', tokens: { text: 2 }, reason: 'served' },
+      ],
+    };
+    answer = (req) => ({ ...OK, explain: req.explain ? typed : undefined });
     const withExplain = await post({ query: 'alpha', explain: true });
     expect(withExplain.statusCode).toBe(200);
     expect(Object.keys(withExplain.json().result).at(-1)).toBe('explain');
@@ -159,7 +220,7 @@ describe('GET /api/v1/traces/{id}', () => {
   it('GET /api/v1/traces/{id} - a known id - 200 with the trace', async () => {
     const res = await app.inject({ method: 'GET', url: '/api/v1/traces/tr_abc' });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ok', result: { trace_id: 'tr_abc', query: 'alpha' } });
+    expect(res.body).toBe(`{"status":"ok","result":${TRACE_JSON}}`);
     expect(got.trace[0].identity?.accountId).toBe('default');
   });
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { common, type orchestrator } from '@ctxmesh/proto';
 import { Code, CtxError } from '@ctxmesh/rpc';
 import { eventually } from '@ctxmesh/testing';
+import { contextStats } from '../src/mapping/__tests__/context-stats';
 import { EMPTY_SEARCH, harness, untilAborted, type Harness } from './fakes';
 
 let h: Harness;
@@ -50,15 +51,15 @@ const STATS = {
 
 const RENDERED = '<memory uri="viking://resources/docs/api.md" type="resources" score="0.42" detail="abstract">\nHTTP API reference.\n</memory>';
 
-function contextAnswer(stats: Record<string, unknown> = STATS, score = 0.42): orchestrator.AssembleContextResponse {
+function contextAnswer(stats: orchestrator.ContextStats = contextStats(), score = 0.42): orchestrator.AssembleContextResponse {
   return {
     entries: [{ uri: 'viking://resources/docs/api.md', category: 'resources', score, detail: 'abstract', text: 'HTTP API reference.', origin: 'self' }],
     rendered: RENDERED,
     digest: '',
-    statsJson: JSON.stringify(stats),
+    stats,
     stages: [{ stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 3, reason: '' }],
     fates: [],
-    explainJson: '',
+    explain: undefined,
   };
 }
 
@@ -83,7 +84,7 @@ describe('POST /api/v1/search/find', () => {
       query: 'deploy',
       targetUris: ['viking://user/default/memories'],
       limit: 5,
-      filterJson: '',
+      filter: undefined,
     });
   });
 
@@ -121,12 +122,13 @@ describe('POST /api/v1/search/find', () => {
 
 describe('explain (issue 14)', () => {
   const EXPLAIN = { trace_id: null, packing: 'compat', stages: [{ stage: 'gather', outcome: 'ok', start_ms: 0.4, ms: 3.1 }], fill: { floor_tokens: 20, upgrade_tokens: 0 }, candidates: [] };
+  const EXPLAIN_MSG: orchestrator.ContextExplain = { traceId: '', packing: 'compat', stages: [{ stage: 'gather', outcome: 'ok', startMs: 0.4, ms: 3.1, reason: '' }], floorTokens: 20, upgradeTokens: 0, candidates: [] };
 
   it.each([
     ['/api/v1/search/search', { query: 'q', mode: 'context' }],
     ['/api/v1/search/recall', { query: 'q' }],
   ])('POST %s - explain true - the orchestrator is asked, result.explain comes last; without it the bytes are unchanged', async (url, body) => {
-    h.orch.script.assembleContext = async (req) => ({ ...contextAnswer(), explainJson: req.explain ? JSON.stringify(EXPLAIN) : '' });
+    h.orch.script.assembleContext = async (req) => ({ ...contextAnswer(), explain: req.explain ? EXPLAIN_MSG : undefined });
     const withExplain = await post(url, { ...body, explain: true });
     expect(withExplain.statusCode).toBe(200);
     expect(h.orch.assemble.at(-1)?.req.explain).toBe(true);
@@ -149,7 +151,7 @@ describe('explain (issue 14)', () => {
 describe('POST /api/v1/search/search', () => {
   it('POST /api/v1/search/search - mode context - 200 {entries, rendered, digest, stats} in contract order', async () => {
     const stats = { ...STATS, ignored: ['level'] };
-    h.orch.script.assembleContext = async () => contextAnswer(stats);
+    h.orch.script.assembleContext = async () => contextAnswer();
     const res = await post('/api/v1/search/search', { query: 'what shipped', mode: 'context', level: 2 });
     expect(res.statusCode).toBe(200);
     const expected = {
@@ -164,7 +166,7 @@ describe('POST /api/v1/search/search', () => {
     // Byte equality: key order of the envelope, the entries and stats is part of the contract.
     expect(res.body).toBe(JSON.stringify(expected));
     expect(res.headers.deprecation).toBeUndefined();
-    expect(h.orch.assemble[0].req).toMatchObject({ query: 'what shipped', bucketed: false, ignored: ['level'], maxTokens: 1600, queryExpansion: 'auto' });
+    expect(h.orch.assemble[0].req).toMatchObject({ query: 'what shipped', bucketed: false, maxTokens: 1600, queryExpansion: 'auto' });
   });
 
   it('POST /api/v1/search/search - plugin context body with quotas and rewrite auto - 200, mapped request', async () => {
@@ -190,7 +192,7 @@ describe('POST /api/v1/search/search', () => {
   });
 
   it('POST /api/v1/search/search - non-finite score from downstream - 200 with 0', async () => {
-    h.orch.script.assembleContext = async () => contextAnswer(STATS, Number.POSITIVE_INFINITY);
+    h.orch.script.assembleContext = async () => contextAnswer(contextStats(), Number.POSITIVE_INFINITY);
     const res = await post('/api/v1/search/search', { query: 'q', mode: 'context' });
     expect(res.statusCode).toBe(200);
     expect(res.json().result.entries[0].score).toBe(0);
@@ -277,7 +279,7 @@ describe('POST /api/v1/search/search', () => {
 
 describe('POST /api/v1/search/recall', () => {
   it('POST /api/v1/search/recall - v1 aliases - 200 with Deprecation, Link and stats.deprecated last', async () => {
-    h.orch.script.assembleContext = async () => contextAnswer({ ...STATS, purpose: 'coding', score_threshold: 0.1 });
+    h.orch.script.assembleContext = async () => contextAnswer(contextStats({ purpose: 'coding', scoreThreshold: 0.1 }));
     const res = await post('/api/v1/search/recall', { query: 'peer memory', quotas: { events: 5, entities: 4, preferences: 1, experiences: 0 }, max_chars: 5000, min_score: 0.2, render: true });
     expect(res.statusCode).toBe(200);
     expect(res.headers.deprecation).toBe('true');

@@ -56,7 +56,7 @@ describe('indexer on the in-process bus', () => {
   it('Indexer.Consume - write published - done applied and found by VectorIndex.search - OK', async () => {
     const op = writeOp('viking://resources/ops/lighthouse.md', '# Lighthouse\n\nThe lighthouse keeper records every storm in the logbook.', WriteMode.WRITE_MODE_REPLACE, {
       tags: ['Team=Ops'],
-      validFrom: '2025-01-01',
+      validFromMs: Date.parse('2025-01-01'),
     });
     const [done] = await publishAndWait(bus, [op]);
     expect(done).toMatchObject({ id: op.writeId, status: 'applied', nodes: 1 });

@@ -111,7 +111,7 @@ describe('indexer on NATS JetStream', () => {
   it('Indexer.Consume - malformed message - dead letter on the DLQ stream with the error - OK', async () => {
     const { bus } = await openBus();
     await startOn(bus);
-    const bad = writeOp('viking://resources/a.md', 'x', WriteMode.WRITE_MODE_REPLACE, { validFrom: 'not a date' });
+    const bad = writeOp('viking://resources/a.md', 'x', WriteMode.WRITE_MODE_REPLACE, { validFromMs: Date.parse('2025-03-01'), validToMs: Date.parse('2025-02-01') });
     const [done] = await publishAndWait(bus, [bad], opts.prefix);
     expect(done).toMatchObject({ status: 'failed', reason: 'INVALID_ARGUMENT' });
     const dead = (await eventually(async () => (await bus.deadLetters()).at(0)))!;

@@ -10,7 +10,7 @@ import type { Ports } from './domain/ports';
 import { defaultRetrieveSettings, retrieve, type RetrieveSettings } from './domain/retrieve';
 import { listSearch } from './domain/search';
 import { LatencyEstimator, stagePriors } from './domain/stages';
-import { mayReadTrace, TRACE_ID_PATTERN, type TraceSink } from './domain/trace';
+import { mayReadTrace, TRACE_ID_PATTERN, traceFromStored, type TraceSink } from './domain/trace';
 
 /** Dependencies of the orchestrator. */
 export interface OrchestratorDeps {
@@ -54,10 +54,10 @@ export function createServer(deps: OrchestratorDeps): MountedService {
           entries: out.entries,
           rendered: out.rendered,
           digest: out.digest,
-          statsJson: JSON.stringify(out.stats),
+          stats: out.stats,
           stages: out.runner.toProto(),
           fates: out.fates,
-          explainJson: out.explain ? JSON.stringify(out.explain) : '',
+          explain: out.explain,
         };
       },
       retrieve: async (req, ctx) => {
@@ -77,7 +77,7 @@ export function createServer(deps: OrchestratorDeps): MountedService {
         const found = traces ? await traces.get(req.traceId, account) : null;
         const row = found && mayReadTrace(found, { userId: req.identity?.userId ?? '', role: req.identity?.role ?? 0 }) ? found : null;
         if (!row) throw new CtxError(Code.NOT_FOUND, 'TRACE_NOT_FOUND', `trace '${req.traceId}' not found`, { metadata: { trace_id: req.traceId } });
-        return { traceJson: JSON.stringify(row.data) };
+        return { trace: traceFromStored(row) };
       },
       readContent: async (req, ctx) => {
         if (!['read', 'abstract', 'overview'].includes(req.tier)) {

@@ -142,7 +142,7 @@ async function orchestratorWith(retrieveSettings: RetrieveSettings, traces: Trac
 
 const identity: common.Identity = { accountId: 'acme', userId: 'alice', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: 'req-1' };
 function request(over: Partial<orchestrator.RetrieveRequest>): orchestrator.RetrieveRequest {
-  return { identity, query: 'alpha', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOf: '', stages: [], tokenizer: '', explain: false, ...over };
+  return { identity, query: 'alpha', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOfMs: undefined, stages: [], tokenizer: '', explain: false, ...over };
 }
 
 const configured = defaultRetrieveSettings({ modelConfigured: true, rerankConfigured: true, defaults: { query_rewrite: true, graph_assist: true, rerank: true } });
@@ -238,10 +238,10 @@ describe('Orchestrator.GetTrace', () => {
     try {
       const r = await o.retrieve({ tokenBudget: 1000 });
       expect(r.traceId).toMatch(/^tr_[0-9a-f]{32}$/);
-      const t = JSON.parse((await o.getTrace(r.traceId)).traceJson);
-      expect(t).toMatchObject({ trace_id: r.traceId, query: 'alpha', request_id: 'req-1', workspace: 'default', params: { token_budget: 1000, top_k: 8 } });
-      expect(t.result.passages.map((p: { id: string }) => p.id)).toEqual(['p1', 'p2', 'p3']);
-      expect(t.stages.map((s: { stage: string }) => s.stage)).toEqual(['workspace', 'query_rewrite', 'gather', 'graph_assist', 'rerank', 'trim']);
+      const t = (await o.getTrace(r.traceId)).trace!;
+      expect(t).toMatchObject({ traceId: r.traceId, query: 'alpha', requestId: 'req-1', workspace: 'default', params: { tokenBudget: 1000, topK: 8 } });
+      expect(t.result!.passages.map((p) => p.id)).toEqual(['p1', 'p2', 'p3']);
+      expect(t.stages.map((s) => s.stage)).toEqual(['workspace', 'query_rewrite', 'gather', 'graph_assist', 'rerank', 'trim']);
     } finally {
       await o.close();
     }
@@ -255,8 +255,8 @@ describe('Orchestrator.GetTrace', () => {
       const r = await o.retrieve({});
       await expect(o.getTrace(r.traceId, 'acme', { userId: 'bob', role: common.Role.ROLE_USER })).rejects.toMatchObject({ code: Code.NOT_FOUND });
       await expect(o.getTrace(r.traceId, 'acme', { userId: 'bob', role: common.Role.ROLE_UNSPECIFIED })).rejects.toMatchObject({ code: Code.NOT_FOUND });
-      expect(JSON.parse((await o.getTrace(r.traceId, 'acme', { userId: 'carol', role: common.Role.ROLE_ADMIN })).traceJson).user).toBe('alice');
-      expect(JSON.parse((await o.getTrace(r.traceId, 'acme', { userId: 'alice', role: common.Role.ROLE_USER })).traceJson).user).toBe('alice');
+      expect((await o.getTrace(r.traceId, 'acme', { userId: 'carol', role: common.Role.ROLE_ADMIN })).trace?.user).toBe('alice');
+      expect((await o.getTrace(r.traceId, 'acme', { userId: 'alice', role: common.Role.ROLE_USER })).trace?.user).toBe('alice');
     } finally {
       await o.close();
     }
@@ -312,7 +312,7 @@ describe('Orchestrator.Retrieve traces on NATS JetStream', () => {
       const got = await jsApi<{ message: { subject: string; data: string } }>(`STREAM.MSG.GET.${stream}`, { last_by_subj: `${prefix}.${r.traceId}` });
       expect(got.message.subject).toBe(`${prefix}.${r.traceId}`);
       expect(JSON.parse(Buffer.from(got.message.data, 'base64').toString('utf8'))).toMatchObject({ account: 'acme', data: { query: 'alpha beta', trace_id: r.traceId } });
-      expect(JSON.parse((await o.getTrace(r.traceId)).traceJson).query).toBe('alpha beta');
+      expect((await o.getTrace(r.traceId)).trace?.query).toBe('alpha beta');
       await expect(o.getTrace(r.traceId, 'globex')).rejects.toMatchObject({ code: Code.NOT_FOUND });
     } finally {
       await o.close();

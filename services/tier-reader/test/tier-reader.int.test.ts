@@ -1,4 +1,5 @@
 /** tier-reader over real gRPC on port 0, on the real embedded store seeded through replaceDocument. */
+import { detailToWire } from '@ctxmesh/kernel';
 import { createOutliner } from '@ctxmesh/outline';
 import { common, tierReader } from '@ctxmesh/proto';
 import { Budget, callUnary, checkHealth, Code, connect } from '@ctxmesh/rpc';
@@ -55,7 +56,7 @@ const readTiers = (candidates: tierReader.TierCandidate[], over: Partial<tierRea
     identity: identity(),
     candidates,
     maxTokens: 1600,
-    detailJson: '',
+    detail: undefined,
     tokenizer: '',
     codeOutline: true,
     packing: '',
@@ -110,7 +111,7 @@ describe('TierReaderService', () => {
     });
 
     it('TierReader.ReadTiers - detail pinned to full - every candidate read; a long document’s full body is the whole content', async () => {
-      const res = await readTiers([cand(LONG, 'resources'), cand('viking://agent/skills/deploy.md', 'skills')], { detailJson: '"full"' });
+      const res = await readTiers([cand(LONG, 'resources'), cand('viking://agent/skills/deploy.md', 'skills')], { detail: detailToWire('full') });
       expect(gets.flat().sort()).toEqual(['viking://agent/skills/deploy.md', LONG]);
       expect(res.items[0].full).toBe(longGuide());
       expect(res.items[0].overview.startsWith('# Gardening handbook')).toBe(true);
@@ -119,16 +120,16 @@ describe('TierReaderService', () => {
 
     it('TierReader.ReadTiers - per-category pin - only that category read', async () => {
       await readTiers([cand(`${ALICE}/memories/preferences/饮食.md`, 'preferences'), cand('viking://resources/docs/api.md', 'resources')], {
-        detailJson: '{"preferences":"overview"}',
+        detail: detailToWire({ preferences: 'overview' }),
       });
       expect(gets.flat()).toEqual([`${ALICE}/memories/preferences/饮食.md`]);
     });
 
     it('TierReader.ReadTiers - code file pinned at overview - the outliner skeleton, or the document overview without code_outline', async () => {
-      const withOutline = await readTiers([cand(CODE, 'resources')], { detailJson: '"overview"' });
+      const withOutline = await readTiers([cand(CODE, 'resources')], { detail: detailToWire('overview') });
       expect(withOutline.items[0].overview.split('\n')[0]).toBe('# server.ts [aider-repomap-lite, compact]');
       expect(withOutline.items[0].overview).toContain('main()');
-      const plain = await readTiers([cand(CODE, 'resources')], { detailJson: '"overview"', codeOutline: false });
+      const plain = await readTiers([cand(CODE, 'resources')], { detail: detailToWire('overview'), codeOutline: false });
       expect(plain.items[0].overview).not.toContain('aider-repomap-lite');
     });
 
@@ -165,10 +166,6 @@ describe('TierReaderService', () => {
 
     it('TierReader.ReadTiers - unknown tokenizer - INVALID_ARGUMENT UNKNOWN_TOKENIZER', async () => {
       await expect(readTiers([cand(EVENT, 'events')], { tokenizer: 'gpt-17' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_TOKENIZER' });
-    });
-
-    it('TierReader.ReadTiers - detail_json not JSON - INVALID_ARGUMENT BAD_DETAIL', async () => {
-      await expect(readTiers([cand(EVENT, 'events')], { detailJson: '{full' })).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'BAD_DETAIL' });
     });
 
     it('TierReader.ReadTiers - exact tokenizer - same read decision on small abstracts', async () => {

@@ -1,4 +1,4 @@
-import { CATEGORY_TIER_DEFAULTS, isMemoryCategory, normalizeDetail, pinFor, tierPolicy, tierRank } from './tiers';
+import { CATEGORY_TIER_DEFAULTS, detailFromWire, detailToWire, isMemoryCategory, normalizeDetail, pinFor, tierPolicy, tierRank } from './tiers';
 
 describe('tier ladder', () => {
   it('orders uri < abstract < overview < full', () => {
@@ -107,5 +107,26 @@ describe('tierPolicy', () => {
 
   it('treats an unknown category as the memories catch-all', () => {
     expect(tierPolicy('bogus', false, true, null)).toEqual(tierPolicy('memories', false, true, null));
+  });
+});
+
+describe('detailToWire / detailFromWire', () => {
+  it('carries no pin, a scalar and per-category pins (in their order) through the wire shape', () => {
+    expect(detailToWire(null)).toBeUndefined();
+    expect(detailFromWire(undefined)).toBeNull();
+    expect(detailFromWire({ pin: undefined })).toBeNull();
+    expect(detailToWire('full')).toEqual({ pin: { $case: 'all', value: 'full' } });
+    expect(detailFromWire(detailToWire('full'))).toBe('full');
+    const byCategory = detailToWire({ skills: 'full', events: 'abstract' });
+    expect(byCategory).toEqual({ pin: { $case: 'byCategory', value: { pins: [{ category: 'skills', tier: 'full' }, { category: 'events', tier: 'abstract' }] } } });
+    const back = detailFromWire(byCategory);
+    expect(back).toEqual({ skills: 'full', events: 'abstract' });
+    expect(Object.keys(back as object)).toEqual(['skills', 'events']);
+  });
+
+  it('leaves judging the values to normalizeDetail (an unknown category or tier is carried, then dropped)', () => {
+    const back = detailFromWire(detailToWire({ bogus: 'full', events: 'uri', skills: 'overview' }));
+    expect(back).toEqual({ bogus: 'full', events: 'uri', skills: 'overview' });
+    expect(normalizeDetail(back).stats).toEqual({ skills: 'overview' });
   });
 });

@@ -97,6 +97,38 @@ export function normalizeDetail(detail: unknown): DetailSpec {
   return { scalar: null, byCategory: map, stats: Object.fromEntries(map) };
 }
 
+/**
+ * A `detail` pin as `ctxmesh.common.v1.Detail` carries it (structurally the generated type, so
+ * the kernel needs no generated code): one tier for all, or per-category pins in order.
+ */
+export interface WireDetail {
+  pin: { $case: 'all'; value: string } | { $case: 'byCategory'; value: { pins: Array<{ category: string; tier: string }> } } | undefined;
+}
+
+/**
+ * A request's `detail` (or a plan's `stats.detail`) in its wire shape: a string pins every
+ * category, an object pins the categories it lists (in its own order), null/undefined pins
+ * nothing (no message). Values are carried as given; {@link normalizeDetail} judges them.
+ */
+export function detailToWire(detail: string | Readonly<Record<string, string | undefined>> | null | undefined): WireDetail | undefined {
+  if (detail === null || detail === undefined) return undefined;
+  if (typeof detail === 'string') return { pin: { $case: 'all', value: detail } };
+  const pins: Array<{ category: string; tier: string }> = [];
+  for (const [category, tier] of Object.entries(detail)) if (tier !== undefined) pins.push({ category, tier });
+  return { pin: { $case: 'byCategory', value: { pins } } };
+}
+
+/**
+ * A wire `detail` back in the shape {@link normalizeDetail} and `stats.detail` use: the tier
+ * string, the `{category: tier}` object in pin order, or null for none.
+ */
+export function detailFromWire(w: WireDetail | undefined): string | Record<string, string> | null {
+  const pin = w?.pin;
+  if (pin === undefined) return null;
+  if (pin.$case === 'all') return pin.value;
+  return Object.fromEntries(pin.value.pins.map((p) => [p.category, p.tier]));
+}
+
 /** The pin that applies to one category, or `null` for the defaults. */
 export function pinFor(spec: DetailSpec, category: string): PinTier | null {
   if (spec.byCategory) return spec.byCategory.get(category as Category) ?? null;

@@ -96,16 +96,39 @@ export interface Visibility {
  * Metadata filter tree (context-contract §1.8 plus the user `filter`):
  * - `{op:"and"|"or", conds:[…]}`
  * - `{op:"must"|"must_not", field, conds:[values]}` (field in context_type, category, search_tags, uri, level, …)
- * - `{op:"range", field, gte?, gt?, lte?, lt?}` (numbers)
- * - `{op:"time_range", field:"updated_at"|"created_at", gte?, lte?}` (ISO strings)
+ * - `{op:"range", field, gte?, gt?, lte?, lt?}` (numbers; time fields in ms since the epoch)
+ * - `{op:"time_range", field:"updated_at"|"created_at", gte?, lte?}` (ISO strings or ms since the epoch)
  * - `{op:"prefix", field:"uri", prefix}`
  */
 export type FilterNode =
   | { op: 'and' | 'or'; conds: FilterNode[] }
   | { op: 'must' | 'must_not'; field: string; conds: Array<string | number | boolean> }
   | { op: 'range'; field: string; gte?: number; gt?: number; lte?: number; lt?: number }
-  | { op: 'time_range'; field: string; gte?: string; lte?: string; gt?: string; lt?: string }
+  | { op: 'time_range'; field: string; gte?: string | number; lte?: string | number; gt?: string | number; lt?: string | number }
   | { op: 'prefix'; field: string; prefix: string };
+
+/** Kind of a filterable field: what its values are and which ops apply. */
+export type FilterFieldKind = 'keyword' | 'tags' | 'int' | 'time';
+
+/**
+ * The fields every VectorIndex adapter can filter on, by kind (the same table each adapter maps
+ * onto its own columns or payload keys).
+ */
+export const FILTER_FIELDS: Readonly<Record<string, FilterFieldKind>> = Object.freeze({
+  context_type: 'keyword',
+  category: 'keyword',
+  subject: 'keyword',
+  workspace: 'keyword',
+  search_tags: 'tags',
+  tags: 'tags',
+  uri: 'keyword',
+  doc_uri: 'keyword',
+  level: 'int',
+  updated_at: 'time',
+  created_at: 'time',
+  valid_from: 'time',
+  valid_to: 'time',
+});
 
 /** One hybrid search. */
 export interface SearchQuery {

@@ -1,18 +1,8 @@
 /** BudgetRender.PlanRender: plan tiers under the budget and render (context-contract §5, §6). */
-import { fateToWire, planAndRender, planEvidence, resolvePacking, UnknownPackingError, UnknownTokenizerError, type PlanResult } from '@ctxmesh/kernel';
+import { detailFromWire, detailToWire, fateToWire, planAndRender, planEvidence, resolvePacking, UnknownPackingError, UnknownTokenizerError, type PlanResult } from '@ctxmesh/kernel';
 import type { budgetRender } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
 import { runExact } from '../domain/offload';
-
-/** Parse a detail JSON (null, a tier string or a per-category object). */
-export function parseDetail(json: string): unknown {
-  if (!json) return null;
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    throw new CtxError(Code.INVALID_ARGUMENT, 'BAD_DETAIL', 'detail_json is not valid JSON');
-  }
-}
 
 /** Map kernel tokenizer and packing errors to INVALID_ARGUMENT. */
 export function asInvalidTokenizer(err: unknown): never {
@@ -34,7 +24,7 @@ export const planRender: Handler<budgetRender.PlanRenderRequest, budgetRender.Pl
       candidate: { uri: i.uri, category: i.category, score: i.score, abstract: i.abstract, is_directory: i.isDirectory, origin: i.origin, ranked_score: i.rankedScore },
       texts: { overview: i.overview, full: i.full },
     }));
-    const detail = parseDetail(req.detailJson);
+    const detail = detailFromWire(req.detail);
     const chars = req.items.reduce((n, i) => n + i.abstract.length + i.overview.length + i.full.length, 0);
     if (resolvePacking(req.packing) === 'evidence') {
       const args: Parameters<typeof planEvidence> = [
@@ -63,7 +53,7 @@ export const planRender: Handler<budgetRender.PlanRenderRequest, budgetRender.Pl
       returned: s.returned,
       dropped: s.dropped,
       deduped: s.deduped,
-      detailJson: JSON.stringify(s.detail ?? null),
+      detail: detailToWire(s.detail),
       tierCounts: Object.entries(s.tier_counts).map(([name, count]) => ({ name, count })),
       floorTokens: s.fill.floor_tokens,
       overviewUpgrades: s.fill.overview_upgrades,

@@ -1,8 +1,11 @@
 import { DomainError } from './errors';
 import {
   andAll,
+  checkFilter,
   compileFilter,
   CONTEXT_TYPE_MESSAGE,
+  MAX_FILTER_DEPTH,
+  MAX_FILTER_NODES,
   normalizeTags,
   parseContextTypes,
   parseLevels,
@@ -188,5 +191,71 @@ describe('parseLevels', () => {
 
   it.each(['a', '1,b', '1.5'])('rejects %p', (input) => {
     expect(domainError(() => parseLevels(input)).code).toBe('INVALID_ARGUMENT');
+  });
+});
+
+// The check gathering used to run on `filter_json` (same messages, same order): the gateway
+// now runs it once, on the effective filter, and hands the stores a checked tree.
+describe('checkFilter', () => {
+  const check = (json: string) => checkFilter(JSON.parse(json) as unknown);
+
+  it('accepts what compileFilter builds (§1.8): and of must, time_range and tags, times in ms', () => {
+    const f = {
+      op: 'and',
+      conds: [
+        { op: 'must', field: 'category', conds: ['events'] },
+        { op: 'must', field: 'context_type', conds: ['skill', 'memory'] },
+        { op: 'time_range', field: 'created_at', gte: '2026-07-14T11:00:00.000Z' },
+        { op: 'must', field: 'search_tags', conds: ['env=prod'] },
+      ],
+    };
+    expect(checkFilter(f)).toEqual({
+      op: 'and',
+      conds: [
+        { op: 'must', field: 'category', conds: ['events'] },
+        { op: 'must', field: 'context_type', conds: ['skill', 'memory'] },
+        { op: 'time_range', field: 'created_at', gte: Date.parse('2026-07-14T11:00:00.000Z') },
+        { op: 'must', field: 'search_tags', conds: ['env=prod'] },
+      ],
+    });
+  });
+
+  it('accepts range, must_not and prefix nodes, drops unknown keys, and reads times and numeric strings', () => {
+    expect(check('{"op":"range","field":"level","gte":0,"lt":"2","note":"x"}')).toEqual({ op: 'range', field: 'level', gte: 0, lt: 2 });
+    expect(check('{"op":"range","field":"updated_at","gt":"2026-01-01","lte":1767225600000}')).toEqual({ op: 'range', field: 'updated_at', gt: Date.parse('2026-01-01'), lte: 1767225600000 });
+    expect(check('{"op":"must","field":"valid_from","conds":["2026-01-01",5]}')).toEqual({ op: 'must', field: 'valid_from', conds: [Date.parse('2026-01-01'), 5] });
+    expect(check('{"op":"must_not","field":"uri","conds":["viking://a"]}')).toEqual({ op: 'must_not', field: 'uri', conds: ['viking://a'] });
+    expect(check('{"op":"prefix","field":"uri","prefix":"viking://resources/"}')).toEqual({ op: 'prefix', field: 'uri', prefix: 'viking://resources/' });
+  });
+
+  it.each([
+    ['an array', '[1]', 'filter: a filter node must be an object'],
+    ['an unknown op', '{"op":"near","field":"uri"}', 'filter: unsupported filter op "near"; supported: and, or, must, must_not, range, time_range, prefix'],
+    ['an unknown field', '{"op":"must","field":"x","conds":[1]}', /^filter: unsupported filter field "x"; supported: context_type, category,/],
+    ['conds not an array', '{"op":"must","field":"uri","conds":"a"}', 'filter: must needs a conds array of values'],
+    ['an object value', '{"op":"must","field":"uri","conds":[{}]}', 'filter.conds[0]: values must be strings, numbers or booleans'],
+    ['a non-numeric level', '{"op":"must","field":"level","conds":["two"]}', 'filter.conds[0]: level values must be numbers'],
+    ['a time_range on a keyword', '{"op":"time_range","field":"uri","gte":"2026-01-01"}', 'filter: time_range needs a numeric or time field, got uri'],
+    ['a time_range on level', '{"op":"time_range","field":"level","gte":"2026-01-01"}', 'filter: time_range needs a time field, got level'],
+    ['an unparsable time', '{"op":"time_range","field":"updated_at","gte":"yesterday"}', 'filter.gte: not a time: "yesterday"'],
+    ['a prefix on a number', '{"op":"prefix","field":"level","prefix":"1"}', 'filter: prefix needs a string field, got level'],
+    ['a nested problem, with its path', '{"op":"and","conds":[{"op":"or","conds":[{"op":"must","field":"nope","conds":[]}]}]}', /^filter\.conds\[0\]\.conds\[0\]: unsupported filter field "nope"/],
+  ])('refuses %s with a 400 naming it', (_what, json, message) => {
+    const e = domainError(() => check(json));
+    expect(e.code).toBe('INVALID_ARGUMENT');
+    expect(e.message).toEqual(typeof message === 'string' ? message : expect.stringMatching(message));
+  });
+
+  it('bounds nesting depth and size', () => {
+    let node: unknown = { op: 'must', field: 'uri', conds: ['u'] };
+    for (let i = 0; i <= MAX_FILTER_DEPTH; i++) node = { op: 'and', conds: [node] };
+    expect(domainError(() => checkFilter(node)).message).toMatch(/nested deeper than 16 levels/);
+    const wide = { op: 'or', conds: Array.from({ length: MAX_FILTER_NODES }, () => ({ op: 'must', field: 'uri', conds: ['u'] })) };
+    expect(domainError(() => checkFilter(wide)).message).toBe('filter has more than 512 nodes');
+  });
+
+  it('checks the request filter where it sits in the effective filter (the path names its place)', () => {
+    const effective = compileFilter({ filter: { op: 'must', field: 'colour', conds: ['red'] }, contextType: 'memory' }, NOW);
+    expect(domainError(() => checkFilter(effective)).message).toMatch(/^filter\.conds\[0\]: unsupported filter field "colour"/);
   });
 });

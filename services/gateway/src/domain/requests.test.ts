@@ -350,7 +350,7 @@ describe('validateSearchBody', () => {
           },
         },
       ],
-      ['time filter with injected now', { query: 'q', since: '2h' }, { filter: { op: 'time_range', field: 'updated_at', gte: '2026-07-14T10:00:00.000Z' } }],
+      ['time filter with injected now', { query: 'q', since: '2h' }, { filter: { op: 'time_range', field: 'updated_at', gte: Date.parse('2026-07-14T10:00:00.000Z') } }],
       ['telemetry summary', { query: 'q', telemetry: { summary: true } }, { telemetry: true }],
     ])('%s', (_t, body, expected) => {
       expect(context(body)).toMatchObject(expected);
@@ -397,6 +397,18 @@ describe('validateFindBody', () => {
   ])('rejects %s', (_t, body, message) => {
     const [status, code, msg] = outcome(() => validateFindBody(body, dev));
     expect([status, code, msg]).toEqual([400, 'INVALID_ARGUMENT', message]);
+  });
+
+  // Gathering used to check the effective filter, after every check of the gateway: the gateway
+  // checks it last, so a body with several problems reports the same one first.
+  it('checks the filter tree last: a blank query, a bad level or as_of is reported before a bad filter', () => {
+    const bad = { op: 'must', field: 'colour', conds: ['red'] };
+    expect(outcome(() => validateFindBody({ query: 'q', filter: bad }, dev))).toEqual([400, 'INVALID_ARGUMENT', expect.stringMatching(/^filter: unsupported filter field "colour"/)]);
+    expect(outcome(() => validateFindBody({ query: '', filter: bad }, dev))[2]).toBe('Search query or image_url must not be empty.');
+    expect(outcome(() => validateFindBody({ query: 'q', level: 'x', filter: bad }, dev))[2]).toMatch(/^level must be an integer/);
+    expect(outcome(() => validateFindBody({ query: 'q', as_of: 'soon', filter: bad }, dev))[2]).toMatch(/body\.as_of/);
+    expect(outcome(() => search({ query: 'q', mode: 'context', as_of: 'soon', filter: bad }))[2]).toMatch(/body\.as_of/);
+    expect(outcome(() => search({ query: 'q', mode: 'context', filter: bad }))[2]).toMatch(/^filter: unsupported filter field "colour"/);
   });
 });
 

@@ -19,7 +19,7 @@ import {
 } from '@ctxmesh/kernel';
 import type { FilterNode } from '@ctxmesh/stores';
 import { invalidArgument, RequestValidationError } from './errors';
-import { compileFilter, parseLevels, type TimeField } from './filter';
+import { checkFilter, compileFilter, parseLevels, type TimeField } from './filter';
 import type { Identity } from './headers';
 import {
   any,
@@ -174,8 +174,8 @@ export interface FindParams {
   levels: number[] | null;
   /** True when the response must carry `telemetry`. */
   telemetry: boolean;
-  /** Valid-time instant (`as_of`) as `YYYY-MM-DDTHH:MM:SS.mmmZ`; null/absent = now. */
-  asOf?: string | null;
+  /** Valid-time instant (`as_of`), ms since the epoch; absent = now. */
+  asOfMs?: number;
 }
 
 /** `/search` list-mode parameters. */
@@ -188,8 +188,8 @@ export interface SearchListParams extends FindParams {
 export interface ContextParams extends ContextRequest<FilterNode> {
   /** True when the response must carry `telemetry`. */
   telemetry: boolean;
-  /** Valid-time instant (`as_of`) as `YYYY-MM-DDTHH:MM:SS.mmmZ`; null/absent = now. */
-  asOf?: string | null;
+  /** Valid-time instant (`as_of`), ms since the epoch; absent = now. */
+  asOfMs?: number;
   /** `explain: true`: the answer carries `explain` (absent = false, and the answer keeps its bytes). */
   explain?: boolean;
 }
@@ -257,10 +257,19 @@ function filterOf(v: Values, nowMs: number): FilterNode | null {
   );
 }
 
-/** `{asOf}` when the body names an instant, else nothing (absent = now, and the parameters keep their v1 shape). */
-function asOfOf(v: Values): { asOf?: string } {
-  const asOf = parseAsOf(v.as_of as string | null | undefined);
-  return asOf === null ? {} : { asOf };
+/**
+ * The effective filter checked for the stores ({@link checkFilter}). Called after every other
+ * check of a body: gathering used to run this check, after the gateway's, so a body with
+ * several problems still reports the same one first.
+ */
+function checkedLast(compiled: FilterNode | null): FilterNode | null {
+  return compiled === null ? null : checkFilter(compiled);
+}
+
+/** `{asOfMs}` when the body names an instant, else nothing (absent = now, and the parameters keep their v1 shape). */
+function asOfOf(v: Values): { asOfMs?: number } {
+  const asOfMs = parseAsOf(v.as_of as string | null | undefined);
+  return asOfMs === null ? {} : { asOfMs };
 }
 
 function limitOf(v: Values): number {
@@ -272,22 +281,23 @@ function listParams(v: Values, ctx: RequestContext): FindParams {
   const targetUris = resolveTargetUris(v.target_uri as string | string[] | undefined, ctx.identity.userId);
   assertTargetsAccessible(targetUris, ctx.identity);
   const imageUrl = resolveImageUrl(v.image_url as string | null | undefined, ctx.identity.userId);
-  const filter = filterOf(v, ctx.nowMs);
+  const compiled = filterOf(v, ctx.nowMs);
   const levels = parseLevels(v.level as number | string | number[] | null | undefined);
   const query = (v.query as string | undefined) ?? '';
   // Retrieval rejects this before searching; checking last keeps the reference's order.
   if (query.trim() === '' && !imageUrl) throw invalidArgument(EMPTY_QUERY_MESSAGE);
+  const asOf = asOfOf(v);
   return {
     query,
     imageUrl,
     targetUris,
-    filter,
+    filter: checkedLast(compiled),
     limit: limitOf(v),
     scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
     includeProvenance: (v.include_provenance as boolean | undefined) ?? false,
     levels,
     telemetry,
-    ...asOfOf(v),
+    ...asOf,
   };
 }
 
@@ -326,16 +336,18 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
   const telemetry = parseTelemetry(v.telemetry as boolean | Values | undefined);
   const imageUrl = resolveImageUrl(v.image_url as string | null | undefined, ctx.identity.userId);
   const excludeUris = normalizeExcludeUris(v.exclude_uris as string[] | undefined, ctx.identity.userId);
-  const filter = filterOf(v, ctx.nowMs);
+  const compiled = filterOf(v, ctx.nowMs);
   const purpose = (v.purpose as Purpose | null | undefined) ?? null;
   const quotas = normalizeQuotas(v.quotas ?? null, purpose);
   const ignored: string[] = [];
   if (v.level !== undefined && v.level !== null) ignored.push('level');
   if (quotas !== null && (provided.has('limit') || (v.node_limit !== undefined && v.node_limit !== null))) ignored.push('limit');
+  const penalties = resolvePenalties(v.other_peer_penalty ?? null);
+  const asOf = asOfOf(v);
   return {
     query: (v.query as string | undefined) ?? '',
     imageUrl,
-    filter,
+    filter: checkedLast(compiled),
     limit: limitOf(v),
     scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
     sessionId: (v.session_id as string | null | undefined) ?? null,
@@ -347,7 +359,7 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
     dedupTurns: (v.dedup_turns as number | undefined) ?? 0,
     excludeUris,
     peerScope: (v.peer_scope as 'actor' | 'all' | undefined) ?? 'all',
-    otherPeerPenalties: resolvePenalties(v.other_peer_penalty ?? null),
+    otherPeerPenalties: penalties,
     rewrite: rewriteModeOf(v.rewrite ?? false),
     rewriteMaxBullets: (v.rewrite_max_bullets as number | undefined) ?? 6,
     tokenizer: (v.tokenizer as (typeof TOKENIZER_NAMES)[number] | undefined) ?? 'estimate',
@@ -356,7 +368,7 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
     render: true,
     packing: (v.packing as Packing | undefined) ?? null,
     telemetry,
-    ...asOfOf(v),
+    ...asOf,
     ...explainOf(v),
   };
 }

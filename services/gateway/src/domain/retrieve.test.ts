@@ -23,7 +23,7 @@ describe('validateRetrieveBody', () => {
       memoryK: 5,
       mmrLambda: null,
       maxPerDocument: 2,
-      asOf: null,
+      asOfMs: null,
       tokenBudget: null,
       timeBudgetMs: null,
       stages: {},
@@ -55,7 +55,7 @@ describe('validateRetrieveBody', () => {
       memoryK: 0,
       mmrLambda: 0.5,
       maxPerDocument: 1,
-      asOf: '2026-03-01T00:00:00.000Z',
+      asOfMs: Date.parse('2026-03-01T00:00:00.000Z'),
       tokenBudget: 500,
       timeBudgetMs: 1000,
       stages: { rerank: false, graph_assist: true },
@@ -105,7 +105,7 @@ describe('validateRetrieveBody', () => {
       workspace: null,
       subject: null,
       mmrLambda: null,
-      asOf: null,
+      asOfMs: null,
       tokenBudget: null,
       timeBudgetMs: null,
     });
@@ -114,10 +114,10 @@ describe('validateRetrieveBody', () => {
 
 describe('parseAsOf', () => {
   it('normalises ISO-8601 dates and timestamps to UTC milliseconds, blank to null', () => {
-    expect(parseAsOf('2026-07-01')).toBe('2026-07-01T00:00:00.000Z');
-    expect(parseAsOf('2026-07-01T12:30:00Z')).toBe('2026-07-01T12:30:00.000Z');
-    expect(parseAsOf('2026-07-01T12:30:00+02:00')).toBe('2026-07-01T10:30:00.000Z');
-    expect(parseAsOf('2026-07-01T12:30:00.123456')).toBe('2026-07-01T12:30:00.123Z');
+    expect(parseAsOf('2026-07-01')).toBe(Date.parse('2026-07-01T00:00:00.000Z'));
+    expect(parseAsOf('2026-07-01T12:30:00Z')).toBe(Date.parse('2026-07-01T12:30:00.000Z'));
+    expect(parseAsOf('2026-07-01T12:30:00+02:00')).toBe(Date.parse('2026-07-01T10:30:00.000Z'));
+    expect(parseAsOf('2026-07-01T12:30:00.123456')).toBe(Date.parse('2026-07-01T12:30:00.123Z'));
     expect(parseAsOf('  ')).toBeNull();
     expect(parseAsOf(null)).toBeNull();
   });
@@ -131,12 +131,12 @@ describe('as_of on /find and /search', () => {
   const ctx: RequestContext = { identity: { userId: 'default', role: 'root' }, nowMs: Date.UTC(2026, 6, 14) };
 
   it('is accepted by /find and both /search modes, normalised, and absent means now', () => {
-    expect(validateFindBody({ query: 'q', as_of: '2026-03-01' }, ctx).asOf).toBe('2026-03-01T00:00:00.000Z');
-    expect(validateFindBody({ query: 'q' }, ctx).asOf).toBeUndefined();
+    expect(validateFindBody({ query: 'q', as_of: '2026-03-01' }, ctx).asOfMs).toBe(Date.parse('2026-03-01T00:00:00.000Z'));
+    expect(validateFindBody({ query: 'q' }, ctx).asOfMs).toBeUndefined();
     const list = validateSearchBody({ query: 'q', as_of: '2026-03-01T10:00:00Z' }, ctx);
-    expect(list.mode === 'list' && list.params.asOf).toBe('2026-03-01T10:00:00.000Z');
+    expect(list.mode === 'list' && list.params.asOfMs).toBe(Date.parse('2026-03-01T10:00:00.000Z'));
     const context = validateSearchBody({ query: 'q', mode: 'context', as_of: '2026-03-01T10:00:00Z' }, ctx);
-    expect(context.mode === 'context' && context.params.asOf).toBe('2026-03-01T10:00:00.000Z');
+    expect(context.mode === 'context' && context.params.asOfMs).toBe(Date.parse('2026-03-01T10:00:00.000Z'));
   });
 
   it('is a 400 naming the field when it is not an ISO-8601 time', () => {

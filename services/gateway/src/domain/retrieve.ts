@@ -91,8 +91,8 @@ export interface RetrieveParams {
   mmrLambda: number | null;
   /** Passages per document. @default 2 */
   maxPerDocument: number;
-  /** Valid-time instant as `YYYY-MM-DDTHH:MM:SS.mmmZ`, or null for now. */
-  asOf: string | null;
+  /** Valid-time instant, ms since the epoch, or null for now. */
+  asOfMs: number | null;
   /** Ceiling on `tokens_total`, or null for none. */
   tokenBudget: number | null;
   /** Whole-request time budget in ms, or null for none. */
@@ -108,20 +108,19 @@ export interface RetrieveParams {
 const RELATIVE = /^\s*\d+[smhdw]\s*$/;
 
 /**
- * An `as_of` value: an ISO-8601 date (midnight UTC) or timestamp (no offset = UTC).
+ * An `as_of` value: an ISO-8601 date (midnight UTC) or timestamp (no offset = UTC; fractions
+ * beyond milliseconds cut). The one place the mesh reads `as_of` text: the services get the ms.
  * @param loc where to report a bad value
- * @returns `YYYY-MM-DDTHH:MM:SS.mmmZ`, or null when absent or blank (= now)
+ * @returns ms since the epoch, or null when absent or blank (= now)
  * @throws RequestValidationError naming `loc` for anything else (relative durations included)
  */
-export function parseAsOf(value: string | null | undefined, loc: Loc = ['body', 'as_of']): string | null {
+export function parseAsOf(value: string | null | undefined, loc: Loc = ['body', 'as_of']): number | null {
   if (value === null || value === undefined || value.trim() === '') return null;
   const bad = () =>
     new RequestValidationError([{ loc: [...loc], msg: `Value error, as_of must be an ISO-8601 date (YYYY-MM-DD) or timestamp, got ${JSON.stringify(value)}`, type: 'value_error' }]);
   if (RELATIVE.test(value)) throw bad();
   try {
-    const ms = parseTimeBound(value, 'since', 0);
-    if (ms === null) return null;
-    return new Date(ms).toISOString();
+    return parseTimeBound(value, 'since', 0);
   } catch {
     throw bad();
   }
@@ -149,7 +148,7 @@ export function validateRetrieveBody(body: unknown): RetrieveParams {
     memoryK: (v.memory_k as number | undefined) ?? 5,
     mmrLambda: (v.mmr_lambda as number | null | undefined) ?? null,
     maxPerDocument: (v.max_per_document as number | undefined) ?? 2,
-    asOf: parseAsOf(v.as_of as string | null | undefined),
+    asOfMs: parseAsOf(v.as_of as string | null | undefined),
     tokenBudget: (v.token_budget as number | null | undefined) ?? null,
     timeBudgetMs: (v.time_budget_ms as number | null | undefined) ?? null,
     stages: (v.stages as Partial<Record<RetrieveStageName, boolean>> | undefined) ?? {},

@@ -23,8 +23,8 @@ describe('validateWriteBody', () => {
       content: 'hello',
       mode: 'replace',
       wait: false,
-      validFrom: '',
-      validTo: '',
+      validFromMs: null,
+      validToMs: null,
       tags: [],
       workspace: null,
     });
@@ -35,7 +35,7 @@ describe('validateWriteBody', () => {
       { uri: 'viking://resources/docs/a.md', content: 'x', mode: 'create', wait: true, valid_from: '2026-01-02', valid_to: '2026-02-01T10:00:00+01:00', tags: ['Env=Prod', 'team=a'], workspace: 'proj' },
       user,
     );
-    expect(p).toMatchObject({ mode: 'create', wait: true, validFrom: '2026-01-02T00:00:00.000Z', validTo: '2026-02-01T09:00:00.000Z', tags: ['env=prod', 'team=a'], workspace: 'proj' });
+    expect(p).toMatchObject({ mode: 'create', wait: true, validFromMs: Date.parse('2026-01-02T00:00:00.000Z'), validToMs: Date.parse('2026-02-01T09:00:00.000Z'), tags: ['env=prod', 'team=a'], workspace: 'proj' });
   });
 
   it.each<[string, unknown, string]>([
@@ -76,9 +76,9 @@ describe('validateWriteBody', () => {
 
 describe('parseValidTime', () => {
   it('reads dates as the start of the day and blank as open', () => {
-    expect(parseValidTime('2026-07-14', 'valid_to')).toBe('2026-07-14T00:00:00.000Z');
-    expect(parseValidTime('  ', 'valid_from')).toBe('');
-    expect(parseValidTime(null, 'valid_from')).toBe('');
+    expect(parseValidTime('2026-07-14', 'valid_to')).toBe(Date.parse('2026-07-14T00:00:00.000Z'));
+    expect(parseValidTime('  ', 'valid_from')).toBeNull();
+    expect(parseValidTime(null, 'valid_from')).toBeNull();
     expect((thrown(() => parseValidTime('2026-02-30', 'valid_to')) as DomainError).message).toContain('valid_to');
   });
 });
@@ -121,8 +121,8 @@ describe('writeOp and deleteOp', () => {
       uri: 'viking://resources/a.md',
       content: 'body',
       mode: indexer.WriteMode.WRITE_MODE_APPEND,
-      validFrom: '2026-01-01T00:00:00.000Z',
-      validTo: '',
+      validFromMs: Date.parse('2026-01-01T00:00:00.000Z'),
+      validToMs: undefined,
       tags: ['k=v'],
       publishedAtMs: 1_700_000_000_000,
       subject: '',

@@ -55,10 +55,10 @@ export interface WriteParams {
   mode: WriteModeName;
   /** Answer only once the new version is searchable. @default false */
   wait: boolean;
-  /** Valid-time start as `YYYY-MM-DDTHH:MM:SS.mmmZ`, "" = open. */
-  validFrom: string;
-  /** Valid-time end (exclusive) as `YYYY-MM-DDTHH:MM:SS.mmmZ`, "" = open. */
-  validTo: string;
+  /** Valid-time start, ms since the epoch; null = open. */
+  validFromMs: number | null;
+  /** Valid-time end (exclusive), ms since the epoch; null = open. */
+  validToMs: number | null;
   /** Normalised `k=v` tags. */
   tags: string[];
   /** Workspace from the body, or null (then the `X-Workspace` header applies). */
@@ -97,17 +97,18 @@ export function writableUri(raw: string, identity: Pick<Identity, 'userId' | 'ro
 const RELATIVE = /^\d+[smhdw]$/;
 
 /**
- * `valid_from` / `valid_to`: an ISO-8601 date (start of that day, UTC) or date-time.
- * @returns `YYYY-MM-DDTHH:MM:SS.mmmZ`, or "" when absent/blank
+ * `valid_from` / `valid_to`: an ISO-8601 date (start of that day, UTC) or date-time. The one
+ * place the mesh reads validity text: the indexer gets the ms.
+ * @returns ms since the epoch, or null when absent/blank (open)
  * @throws DomainError INVALID_ARGUMENT
  */
-export function parseValidTime(value: string | null | undefined, field: 'valid_from' | 'valid_to'): string {
-  if (value === null || value === undefined || value.trim() === '') return '';
+export function parseValidTime(value: string | null | undefined, field: 'valid_from' | 'valid_to'): number | null {
+  if (value === null || value === undefined || value.trim() === '') return null;
   const bad = () => invalidArgument(`Invalid ${field} value '${value}': use an ISO-8601 date (YYYY-MM-DD) or timestamp`);
   if (RELATIVE.test(value.trim())) throw bad();
   try {
     // 'since' = start of a date-only day: validity intervals are half-open [from, to).
-    return new Date(parseTimeBound(value, 'since', 0) as number).toISOString();
+    return parseTimeBound(value, 'since', 0);
   } catch {
     throw bad();
   }
@@ -123,16 +124,16 @@ export function validateWriteBody(body: unknown, identity: Pick<Identity, 'userI
   if (!r.ok) throw new RequestValidationError(r.issues);
   const v = r.model.values;
   const uri = writableUri(v.uri as string, identity);
-  const validFrom = parseValidTime(v.valid_from as string | null | undefined, 'valid_from');
-  const validTo = parseValidTime(v.valid_to as string | null | undefined, 'valid_to');
-  if (validFrom !== '' && validTo !== '' && validFrom >= validTo) throw invalidArgument('valid_from must be earlier than valid_to');
+  const validFromMs = parseValidTime(v.valid_from as string | null | undefined, 'valid_from');
+  const validToMs = parseValidTime(v.valid_to as string | null | undefined, 'valid_to');
+  if (validFromMs !== null && validToMs !== null && validFromMs >= validToMs) throw invalidArgument('valid_from must be earlier than valid_to');
   return {
     uri,
     content: v.content as string,
     mode: (v.mode as WriteModeName | undefined) ?? 'replace',
     wait: (v.wait as boolean | undefined) ?? false,
-    validFrom,
-    validTo,
+    validFromMs,
+    validToMs,
     tags: normalizeTags(v.tags as string[] | null | undefined),
     workspace: (v.workspace as string | null | undefined) ?? null,
   };
@@ -242,8 +243,8 @@ export function writeOp(p: WriteParams, caller: Caller, writeId: string, nowMs: 
     uri: p.uri,
     content: p.content,
     mode: MODE[p.mode],
-    validFrom: p.validFrom,
-    validTo: p.validTo,
+    validFromMs: p.validFromMs ?? undefined,
+    validToMs: p.validToMs ?? undefined,
     tags: [...p.tags],
     publishedAtMs: nowMs,
     subject: '',
@@ -258,8 +259,8 @@ export function deleteOp(uri: string, caller: Caller, writeId: string, nowMs: nu
     uri,
     content: '',
     mode: indexer.WriteMode.WRITE_MODE_DELETE,
-    validFrom: '',
-    validTo: '',
+    validFromMs: undefined,
+    validToMs: undefined,
     tags: [],
     publishedAtMs: nowMs,
     subject: '',

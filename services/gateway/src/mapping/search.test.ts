@@ -1,11 +1,11 @@
+import { detailToWire } from '@ctxmesh/kernel';
 import { common, type orchestrator } from '@ctxmesh/proto';
 import { validateRecallBody, validateSearchBody, type ContextParams } from '../domain';
+import { contextStats } from './__tests__/context-stats';
 import {
   contextResult,
   listResult,
-  parseStats,
   protoIdentity,
-  StatsJsonError,
   successEnvelope,
   telemetryOf,
   toAssembleContextRequest,
@@ -40,7 +40,7 @@ describe('protoIdentity', () => {
 });
 
 describe('toSearchRequest', () => {
-  it('maps list parameters, the filter as JSON and absent values as proto defaults', () => {
+  it('maps list parameters, the typed filter and absent values as proto defaults', () => {
     const v = validateSearchBody({ query: 'q', target_uri: 'viking://~/memories', context_type: 'memory', node_limit: 3, level: '0,2', session_id: 's' }, ctx);
     if (v.mode !== 'list') throw new Error('expected list mode');
     const req = toSearchRequest(v.params, caller, v.params.sessionId);
@@ -49,19 +49,19 @@ describe('toSearchRequest', () => {
       query: 'q',
       imageUrl: '',
       targetUris: ['viking://user/alice/memories'],
-      filterJson: '{"op":"must","field":"context_type","conds":["memory"]}',
+      filter: { node: { $case: 'must', value: { field: 'context_type', values: [{ kind: { $case: 'text', value: 'memory' } }] } } },
       limit: 3,
       scoreThreshold: undefined,
       levels: [0, 2],
       sessionId: 's',
-      asOf: '',
+      asOfMs: undefined,
     });
   });
 
   it('sends no filter and no levels when none were asked for', () => {
     const v = validateSearchBody({ query: 'q', score_threshold: 0.35 }, ctx);
     if (v.mode !== 'list') throw new Error('expected list mode');
-    expect(toSearchRequest(v.params, caller)).toMatchObject({ filterJson: '', levels: [], scoreThreshold: 0.35, sessionId: '' });
+    expect(toSearchRequest(v.params, caller)).toMatchObject({ filter: undefined, levels: [], scoreThreshold: 0.35, sessionId: '' });
   });
 });
 
@@ -82,7 +82,7 @@ describe('toAssembleContextRequest', () => {
       purpose: 'coding',
       queryExpansion: 'auto',
       maxTokens: 1600,
-      detailJson: '',
+      detail: undefined,
       timeBudgetMs: 0,
       tokenizer: 'estimate',
       peerScope: 'all',
@@ -107,7 +107,7 @@ describe('toAssembleContextRequest', () => {
       { name: 'skills', value: 0.02 },
       { name: 'memories', value: 0.1 },
     ]);
-    expect(req.detailJson).toBe('{"resources":"full"}');
+    expect(req.detail).toEqual(detailToWire({ resources: 'full' }));
     expect(req.rewrite).toBe('on');
     expect(req.timeBudgetMs).toBe(800);
   });
@@ -123,15 +123,16 @@ describe('toAssembleContextRequest', () => {
     expect(toAssembleContextRequest(p, caller).codeOutline).toBe(true);
   });
 
-  it('carries the names reported in stats.ignored', () => {
-    const req = toAssembleContextRequest(contextParams({ query: 'q', level: 2, limit: 5, purpose: 'chat' }), caller);
-    expect(req.ignored).toEqual(['level', 'limit']);
+  it('leaves the names reported in stats.ignored to the gateway (they are not sent)', () => {
+    const p = contextParams({ query: 'q', level: 2, limit: 5, purpose: 'chat' });
+    expect(p.ignored).toEqual(['level', 'limit']);
+    expect(toAssembleContextRequest(p, caller)).not.toHaveProperty('ignored');
   });
 
   it('maps the /recall folding (v1 quotas, threshold 0.1, coding, folded max_tokens)', () => {
     const p = validateRecallBody({ query: 'q', max_chars: 6502, quotas: { events: 5 } }, { identity: caller });
     const req = toAssembleContextRequest(p, caller);
-    expect(req).toMatchObject({ maxTokens: 1626, scoreThreshold: 0.1, purpose: 'coding', bucketed: true, filterJson: '', limit: 10 });
+    expect(req).toMatchObject({ maxTokens: 1626, scoreThreshold: 0.1, purpose: 'coding', bucketed: true, filter: undefined, limit: 10 });
     expect(req.quotas).toEqual([
       { name: 'events', count: 5 },
       { name: 'entities', count: 10 },
@@ -168,35 +169,42 @@ describe('listResult', () => {
 const entry = (origin: string): common.Entry => ({ uri: 'viking://resources/a', category: 'resources', score: 0.42, detail: 'abstract', text: 't', origin });
 
 describe('contextResult', () => {
-  const stats = '{"searched":{"all":1},"candidates":1,"detail":null,"dedup":{"turns":0,"status":"off","cooled":0,"turn":null},"ignored":["level"]}';
-  const res = (statsJson: string, origin = 'self'): orchestrator.AssembleContextResponse => ({ entries: [entry(origin)], rendered: '<memory/>', digest: '', statsJson, stages: [], fates: [], explainJson: '' });
+  const stats = contextStats();
+  const res = (origin = 'self', s: orchestrator.ContextStats | undefined = stats): orchestrator.AssembleContextResponse => ({
+    entries: [entry(origin)],
+    rendered: '<memory/>',
+    digest: '',
+    stats: s,
+    stages: [],
+    fates: [],
+    explain: undefined,
+  });
 
-  it('keeps entry and stats key order, and nulls inside stats', () => {
-    const r = contextResult(res(stats));
+  it('keeps entry and stats key order, nulls inside stats, and ignored after dedup', () => {
+    const r = contextResult(res(), { ignored: ['level'] });
     expect(JSON.stringify(r)).toBe(
       '{"entries":[{"uri":"viking://resources/a","category":"resources","score":0.42,"detail":"abstract","text":"t","origin":"self"}],' +
-        `"rendered":"<memory/>","digest":"","stats":${stats}}`,
+        '"rendered":"<memory/>","digest":"","stats":{"searched":{"all":1},"candidates":1,"excluded":0,"origins":{"actor_peer":0,"self":1,"other_peer":0},' +
+        '"peer_scope":"all","quotas":null,"max_tokens":1600,"used_tokens":20,"per_entry_cap":800,"returned":1,"dropped":0,"deduped":0,"detail":null,' +
+        '"tier_counts":{"abstract":1},"fill":{"floor_tokens":20,"overview_upgrades":0,"full_upgrades":0,"spare_upgrades":0},"purpose":null,' +
+        '"query_expansion":"off","planned_queries":["what shipped"],"score_threshold":null,' +
+        '"other_peer_penalties":{"events":0.1,"entities":0.1,"preferences":0.02,"experiences":0.02,"resources":0.02,"skills":0.02,"memories":0.1},' +
+        '"rewrite":"off","rewrite_usage":null,"dedup":{"turns":0,"status":"off","cooled":0,"turn":null},"ignored":["level"]}}',
     );
   });
 
   it('appends stats.deprecated last and blanks rendered when render is false', () => {
     const deprecated = { endpoint: '/api/v1/search/recall', successor: '/api/v1/search/search', successor_body: { mode: 'context' }, aliases_used: ['render'] } as const;
-    const r = contextResult(res(stats), { render: false, deprecated: { ...deprecated, aliases_used: ['render'] } });
-    expect(Object.keys(r.stats)).toEqual(['searched', 'candidates', 'detail', 'dedup', 'ignored', 'deprecated']);
+    const r = contextResult(res(), { render: false, ignored: ['limit'], deprecated: { ...deprecated, aliases_used: ['render'] } });
+    expect(Object.keys(r.stats).slice(-3)).toEqual(['dedup', 'ignored', 'deprecated']);
     expect(r.stats.deprecated).toEqual(deprecated);
     expect(r.rendered).toBe('');
   });
 
-  it('omits an empty origin', () => {
-    expect(Object.keys(contextResult(res('{}', '')).entries[0])).toEqual(['uri', 'category', 'score', 'detail', 'text']);
-  });
-});
-
-describe('parseStats', () => {
-  it('reads "" as an empty object and rejects non-objects', () => {
-    expect(parseStats('')).toEqual({});
-    expect(() => parseStats('[1]')).toThrow(StatsJsonError);
-    expect(() => parseStats('{oops')).toThrow(StatsJsonError);
+  it('omits an empty origin, and answers {} stats when the orchestrator sent none', () => {
+    const bare = contextResult({ ...res(''), stats: undefined });
+    expect(Object.keys(bare.entries[0])).toEqual(['uri', 'category', 'score', 'detail', 'text']);
+    expect(bare.stats).toEqual({});
   });
 });
 

@@ -2,9 +2,12 @@
  * Pure mapping between the validated search parameters (`../domain`) and the orchestrator's
  * messages, and from its answers to the exact success envelopes of context-contract §1.6.
  */
-import { CATEGORIES, type DeprecatedStats } from '@ctxmesh/kernel';
+import { CATEGORIES, detailToWire, type DeprecatedStats } from '@ctxmesh/kernel';
 import { common, type orchestrator } from '@ctxmesh/proto';
 import type { ContextParams, FindParams, Identity } from '../domain';
+import { contextExplainJson, type ContextExplainJson } from './explain';
+import { filterToWire } from './filter';
+import { statsJson } from './stats';
 
 /** The caller as the mesh sees it. */
 export interface Caller extends Identity {
@@ -30,11 +33,6 @@ export function protoIdentity(c: Caller): common.Identity {
   };
 }
 
-/** A filter tree as `filter_json` ("" = none). */
-export function filterJson(filter: unknown): string {
-  return filter === null || filter === undefined ? '' : JSON.stringify(filter);
-}
-
 /**
  * `/find` and `/search` list-mode parameters as an `orchestrator.SearchRequest`.
  * @param sessionId list-mode session for intent analysis (null = none)
@@ -45,12 +43,12 @@ export function toSearchRequest(p: FindParams, caller: Caller, sessionId: string
     query: p.query,
     imageUrl: p.imageUrl ?? '',
     targetUris: [...p.targetUris],
-    filterJson: filterJson(p.filter),
+    filter: filterToWire(p.filter),
     limit: p.limit,
     scoreThreshold: p.scoreThreshold ?? undefined,
     levels: p.levels ? [...p.levels] : [],
     sessionId: sessionId ?? '',
-    asOf: p.asOf ?? '',
+    asOfMs: p.asOfMs,
   };
 }
 
@@ -58,7 +56,7 @@ export function toSearchRequest(p: FindParams, caller: Caller, sessionId: string
  * Context parameters (from `/search` mode context or the `/recall` folding) as an
  * `orchestrator.AssembleContextRequest`: quotas as NamedCount in their resolved order
  * (`bucketed` = quotas present, even `{}`), penalties as NamedValue over all seven categories
- * in contract order, `detail_json` "" for no pin, `rewrite` "off" | "on" | "auto",
+ * in contract order, `detail` absent for no pin, `rewrite` "off" | "on" | "auto",
  * `time_budget_ms` 0 for none, `packing` "" when the request named none (the server's default).
  */
 export function toAssembleContextRequest(p: ContextParams, caller: Caller): orchestrator.AssembleContextRequest {
@@ -66,7 +64,7 @@ export function toAssembleContextRequest(p: ContextParams, caller: Caller): orch
     identity: protoIdentity(caller),
     query: p.query,
     imageUrl: p.imageUrl ?? '',
-    filterJson: filterJson(p.filter),
+    filter: filterToWire(p.filter),
     limit: p.limit,
     scoreThreshold: p.scoreThreshold ?? undefined,
     sessionId: p.sessionId ?? '',
@@ -75,7 +73,7 @@ export function toAssembleContextRequest(p: ContextParams, caller: Caller): orch
     bucketed: p.quotas !== null,
     quotas: Object.entries(p.quotas ?? {}).map(([name, count]) => ({ name, count: count ?? 0 })),
     purpose: p.purpose ?? '',
-    detailJson: p.detail === null ? '' : JSON.stringify(p.detail),
+    detail: detailToWire(p.detail),
     dedupTurns: p.dedupTurns,
     excludeUris: [...p.excludeUris],
     peerScope: p.peerScope,
@@ -83,8 +81,7 @@ export function toAssembleContextRequest(p: ContextParams, caller: Caller): orch
     rewrite: p.rewrite,
     rewriteMaxBullets: p.rewriteMaxBullets,
     tokenizer: p.tokenizer,
-    ignored: [...p.ignored],
-    asOf: p.asOf ?? '',
+    asOfMs: p.asOfMs,
     timeBudgetMs: p.timeBudgetMs ?? 0,
     stages: [],
     // §4.4 rule 2: a code file's overview is its structural skeleton, on every context route.
@@ -153,60 +150,28 @@ export interface ContextResultJson {
   rendered: string;
   digest: string;
   stats: Record<string, unknown>;
-  /** Only with `explain: true` (issue 14): the orchestrator's explain object, as it sent it. */
-  explain?: Record<string, unknown>;
-}
-
-/** Thrown when the orchestrator's `stats_json` is not a JSON object (a mesh fault → 500). */
-export class StatsJsonError extends Error {
-  override readonly name = 'StatsJsonError';
-}
-
-/**
- * Parse `stats_json` keeping the orchestrator's key order. "" is an empty object.
- * @throws StatsJsonError when it is not a JSON object
- */
-export function parseStats(json: string): Record<string, unknown> {
-  if (json === '') return {};
-  return parseJsonObject(json, 'stats_json');
-}
-
-/**
- * Parse a JSON object field of a mesh answer, keeping its key order.
- * @throws StatsJsonError when it is not a JSON object
- */
-export function parseJsonObject(json: string, field: string): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(json);
-  } catch (e) {
-    throw new StatsJsonError(`${field} is not JSON: ${(e as Error).message}`);
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new StatsJsonError(`${field} is not a JSON object`);
-  return v as Record<string, unknown>;
+  /** Only with `explain: true` (issue 14). */
+  explain?: ContextExplainJson;
 }
 
 /** Route-specific parts of a context result. */
 export interface ContextShaping {
   /** False for `/recall` with `render:false`: `rendered` becomes "". @default true */
   render?: boolean;
+  /** `stats.ignored`: request fields the mode ignores (written only when not empty). @default [] */
+  ignored?: readonly string[];
   /** `/recall`'s `stats.deprecated`, appended last. */
   deprecated?: DeprecatedStats;
 }
 
 /**
- * `AssembleContextResponse` → context `result` (§1.6): entries in §6.2 key order, `stats`
- * from `stats_json` with its key order (the orchestrator already placed `ignored`), and
- * `/recall`'s `deprecated` appended last.
- * @throws StatsJsonError on a malformed `stats_json`
+ * `AssembleContextResponse` → context `result` (§1.6): entries in §6.2 key order, `stats` in
+ * §6.3 key order ({@link statsJson}) with `ignored` in its place and `/recall`'s `deprecated`
+ * last, and `explain` only when the orchestrator sent one.
  */
 export function contextResult(res: orchestrator.AssembleContextResponse, shaping: ContextShaping = {}): ContextResultJson {
-  const stats = parseStats(res.statsJson);
-  if (shaping.deprecated) {
-    // Re-inserting keeps "deprecated" last even if a downstream ever sent one.
-    delete stats.deprecated;
-    stats.deprecated = shaping.deprecated;
-  }
+  const stats = statsJson(res.stats, shaping.ignored);
+  if (shaping.deprecated) stats.deprecated = shaping.deprecated;
   const out: ContextResultJson = {
     entries: res.entries.map((e) => {
       const entry: EntryJson = { uri: e.uri, category: e.category, score: e.score, detail: e.detail, text: e.text };
@@ -217,7 +182,7 @@ export function contextResult(res: orchestrator.AssembleContextResponse, shaping
     digest: res.digest,
     stats,
   };
-  if (res.explainJson !== '') out.explain = parseJsonObject(res.explainJson, 'explain_json');
+  if (res.explain) out.explain = contextExplainJson(res.explain);
   return out;
 }
 

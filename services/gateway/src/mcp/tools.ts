@@ -133,7 +133,7 @@ export function createMcpServer(deps: McpToolDeps): McpServer {
           return text(listText(listResult(res)));
         }
         const res = await deps.orchestrator.assembleContext(toAssembleContextRequest(v.params, caller), deps.budget());
-        return text(contextText(contextResult(res)));
+        return text(contextText(contextResult(res, { ignored: v.params.ignored })));
       } catch (err) {
         return toolError(err, caller.requestId, deps.log);
       }

@@ -9,7 +9,7 @@ describe('toRetrieveRequest', () => {
   it("puts the body's workspace over the X-Workspace header, and leaves absent optionals absent", () => {
     const r = toRetrieveRequest(validateRetrieveBody({ query: 'q', workspace: 'from-body' }), caller);
     expect(r.identity?.workspace).toBe('from-body');
-    expect(r).toMatchObject({ query: 'q', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOf: '', stages: [], tokenizer: 'estimate' });
+    expect(r).toMatchObject({ query: 'q', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOfMs: undefined, stages: [], tokenizer: 'estimate' });
     expect(r.mmrLambda).toBeUndefined();
     expect(r.tokenBudget).toBeUndefined();
     expect(r.timeBudgetMs).toBeUndefined();
@@ -21,7 +21,7 @@ describe('toRetrieveRequest', () => {
       validateRetrieveBody({ query: 'q', subject: 'bob', mmr_lambda: 0, token_budget: 9, time_budget_ms: 250, as_of: '2026-01-02', stages: { rerank: true, query_rewrite: false } }),
       caller,
     );
-    expect(r).toMatchObject({ subject: 'bob', mmrLambda: 0, tokenBudget: 9, timeBudgetMs: 250, asOf: '2026-01-02T00:00:00.000Z' });
+    expect(r).toMatchObject({ subject: 'bob', mmrLambda: 0, tokenBudget: 9, timeBudgetMs: 250, asOfMs: Date.parse('2026-01-02T00:00:00.000Z') });
     // In the stages' declaration order, whatever the body's order.
     expect(r.stages).toEqual([
       { name: 'query_rewrite', enabled: false },
@@ -39,7 +39,7 @@ describe('retrieveResult', () => {
     tokensTotal: 6,
     droppedCount: 0,
     degradedStages: ['rerank'],
-    explainJson: '',
+    explain: undefined,
     stages: [
       { stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 3.14159, reason: '' },
       { stage: 'rerank', status: common.StageStatus.STAGE_STATUS_SKIPPED, durationMs: 0, reason: 'BUDGET_EXHAUSTED' },

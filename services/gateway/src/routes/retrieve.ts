@@ -14,7 +14,9 @@ import type { DeadlineConfig } from '../config';
 import { validateRetrieveBody, type RetrieveParams } from '../domain/retrieve';
 import { budgetOf, callerOf } from '../http/context';
 import { finiteJson } from '../http/json';
-import { parseJsonObject, protoIdentity, successEnvelope, type Caller } from '../mapping/search';
+import { retrieveExplainJson, type RetrieveExplainJson } from '../mapping/explain';
+import { protoIdentity, successEnvelope, type Caller } from '../mapping/search';
+import { traceJson } from '../mapping/trace';
 
 /** What the routes need from the orchestrator. */
 export interface RetrievePort {
@@ -54,7 +56,7 @@ export interface RetrieveResultJson {
   searchMeta: { degradedStages: string[]; stageMs: Record<string, number>; budgetMs: number | null };
   trace_id: string | null;
   /** Only with `explain: true` (issue 14). */
-  explain?: Record<string, unknown>;
+  explain?: RetrieveExplainJson;
 }
 
 /**
@@ -70,7 +72,7 @@ export function toRetrieveRequest(p: RetrieveParams, caller: Caller): orchestrat
     memoryK: p.memoryK,
     mmrLambda: p.mmrLambda ?? undefined,
     maxPerDocument: p.maxPerDocument,
-    asOf: p.asOf ?? '',
+    asOfMs: p.asOfMs ?? undefined,
     tokenBudget: p.tokenBudget ?? undefined,
     timeBudgetMs: p.timeBudgetMs ?? undefined,
     stages: Object.entries(p.stages).map(([name, enabled]) => ({ name, enabled: enabled === true })),
@@ -98,7 +100,7 @@ export function retrieveResult(res: orchestrator.RetrieveResponse): RetrieveResu
     searchMeta: { degradedStages: [...res.degradedStages], stageMs: stageMsOf(res.stages), budgetMs: res.budgetMs ?? null },
     trace_id: res.traceId || null,
   };
-  if (res.explainJson !== '') out.explain = parseJsonObject(res.explainJson, 'explain_json');
+  if (res.explain) out.explain = retrieveExplainJson(res.explain);
   return out;
 }
 
@@ -113,6 +115,8 @@ export function retrieveRoutes(api: FastifyInstance, deps: RetrieveRouteDeps): v
   api.get('/api/v1/traces/:id', async (request) => {
     const { id } = request.params as { id: string };
     const res = await deps.orchestrator.getTrace({ identity: protoIdentity(callerOf(request)), traceId: id }, budgetOf(request, deps.deadlines));
-    return successEnvelope(JSON.parse(res.traceJson) as Record<string, unknown>);
+    // A trace is written by the orchestrator that answered its retrieve; an answer without one is a mesh fault.
+    if (!res.trace) throw new Error('the orchestrator answered GetTrace without a trace');
+    return successEnvelope(traceJson(res.trace));
   });
 }

@@ -36,7 +36,7 @@ export function searchRoutes(api: FastifyInstance, deps: GatewayDeps): void {
 
   const context = async (request: FastifyRequest, params: ContextParams, shaping: ContextShaping, operation: string) => {
     const res = await deps.orchestrator.assembleContext(toAssembleContextRequest(params, callerOf(request)), budgetOf(request, deps.deadlines));
-    return finiteJson(successEnvelope(contextResult(res, shaping), telemetry(request, params.telemetry, operation, res.stages)));
+    return finiteJson(successEnvelope(contextResult(res, { ignored: params.ignored, ...shaping }), telemetry(request, params.telemetry, operation, res.stages)));
   };
 
   api.post('/api/v1/search/find', async (request) => {

@@ -11,7 +11,7 @@ export const RejectReason = {
   EMPTY_QUERY: 'EMPTY_QUERY',
   /** Image-only query on a text-only embedder (context-contract §3.7). */
   IMAGE_QUERY_UNSUPPORTED: 'IMAGE_QUERY_UNSUPPORTED',
-  /** filter_json is not a filter the index can evaluate. */
+  /** The request's filter is not one the index can evaluate. */
   BAD_FILTER: 'BAD_FILTER',
   /** A URI failed validation. */
   INVALID_URI: 'INVALID_URI',

@@ -2,10 +2,9 @@ import { EmbedderHttpError, EmbedderResponseError } from '@ctxmesh/embedder';
 import { EMPTY_QUERY_MESSAGE, InvalidArgumentError, InvalidUriError } from '@ctxmesh/kernel';
 import { common } from '@ctxmesh/proto';
 import { Code, CtxError } from '@ctxmesh/rpc';
-import { InvalidFilterError } from '../domain/filter';
 import { imageOnlyRejection } from '../domain/rejections';
 import { AccessDeniedError } from '@ctxmesh/stores';
-import { asOfMs, scopeOf, toWireError } from './common';
+import { asOfMs, filterOf, scopeOf, toWireError } from './common';
 
 const id = (over: Partial<common.Identity> = {}): common.Identity => ({
   accountId: 'acme',
@@ -40,10 +39,40 @@ describe('scopeOf', () => {
 });
 
 describe('asOfMs', () => {
-  it('is now for "", the instant for an ISO time, and INVALID_ARGUMENT otherwise', () => {
-    expect(asOfMs('', () => 42)).toBe(42);
-    expect(asOfMs('2026-01-02T03:04:05.000Z', () => 42)).toBe(Date.parse('2026-01-02T03:04:05.000Z'));
-    expect(() => asOfMs('soon', () => 42)).toThrow(expect.objectContaining({ code: Code.INVALID_ARGUMENT, reason: 'BAD_AS_OF' }));
+  it('is now when absent, else the instant the gateway read', () => {
+    expect(asOfMs(undefined, () => 42)).toBe(42);
+    expect(asOfMs(Date.parse('2026-01-02T03:04:05.000Z'), () => 42)).toBe(Date.parse('2026-01-02T03:04:05.000Z'));
+  });
+});
+
+describe('filterOf', () => {
+  it('is null without a tree, and the stores\' tree for every node kind (times in ms)', () => {
+    expect(filterOf(undefined)).toBeNull();
+    expect(filterOf({ node: undefined })).toBeNull();
+    const tree: common.FilterNode = {
+      node: {
+        $case: 'allOf',
+        value: {
+          conds: [
+            { node: { $case: 'must', value: { field: 'context_type', values: [{ kind: { $case: 'text', value: 'memory' } }, { kind: { $case: 'flag', value: true } }] } } },
+            { node: { $case: 'mustNot', value: { field: 'level', values: [{ kind: { $case: 'number', value: 2 } }] } } },
+            { node: { $case: 'anyOf', value: { conds: [{ node: { $case: 'prefix', value: { field: 'uri', prefix: 'viking://resources/' } } }] } } },
+            { node: { $case: 'range', value: { field: 'level', gte: 0, gt: undefined, lte: undefined, lt: 2 } } },
+            { node: { $case: 'timeRange', value: { field: 'updated_at', gteMs: 1000, gtMs: undefined, lteMs: 2000, ltMs: undefined } } },
+          ],
+        },
+      },
+    };
+    expect(filterOf(tree)).toEqual({
+      op: 'and',
+      conds: [
+        { op: 'must', field: 'context_type', conds: ['memory', true] },
+        { op: 'must_not', field: 'level', conds: [2] },
+        { op: 'or', conds: [{ op: 'prefix', field: 'uri', prefix: 'viking://resources/' }] },
+        { op: 'range', field: 'level', gte: 0, lt: 2 },
+        { op: 'time_range', field: 'updated_at', gte: 1000, lte: 2000 },
+      ],
+    });
   });
 });
 
@@ -56,7 +85,6 @@ describe('toWireError', () => {
   });
 
   it('maps filter refusals, forbidden targets and an unreachable embedder', () => {
-    expect(wire(new InvalidFilterError('nope'))).toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'BAD_FILTER' });
     expect(wire(Object.assign(new Error('x'), { name: 'UnsupportedFilterError' }))).toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'BAD_FILTER' });
     expect(wire(new AccessDeniedError('viking://user/carol'))).toMatchObject({ code: Code.PERMISSION_DENIED, reason: 'ACCESS_DENIED', metadata: { uri: 'viking://user/carol' } });
     expect(wire(new EmbedderHttpError(503, ''))).toMatchObject({ code: Code.UNAVAILABLE, reason: 'EMBEDDER_UNAVAILABLE' });

@@ -11,7 +11,7 @@ export function expandLinksHandler(env: HandlerEnv): Handler<gather.ExpandLinksR
   return async (req, ctx) => {
     try {
       const passages = await expandLinks(
-        { scope: scopeOf(req.identity), seedUris: req.seedUris, queries: req.queries, limit: req.limit, asOf: asOfMs(req.asOf, env.now) },
+        { scope: scopeOf(req.identity), seedUris: req.seedUris, queries: req.queries, limit: req.limit, asOf: asOfMs(req.asOfMs, env.now) },
         env,
         ctx.budget.signal,
       );

@@ -2,9 +2,8 @@
 import type { gather } from '@ctxmesh/proto';
 import type { Handler } from '@ctxmesh/rpc';
 import { find } from '../domain/find';
-import { parseFilterJson } from '../domain/filter';
 import type { NodeHit } from '../domain/hits';
-import { asOfMs, scopeOf, toWireError } from './common';
+import { asOfMs, filterOf, scopeOf, toWireError } from './common';
 import type { HandlerEnv } from './env';
 
 /** A node hit on the wire (whole nodes only: passages were collapsed, so `doc_uri` is ""). */
@@ -32,11 +31,11 @@ export function findHandler(env: HandlerEnv): Handler<gather.FindRequest, gather
           queries: req.queries,
           imageUrl: req.imageUrl || null,
           targets: req.targetUris,
-          filter: parseFilterJson(req.filterJson),
+          filter: filterOf(req.filter),
           limit: req.limit,
           scoreThreshold: req.scoreThreshold ?? null,
           levels: req.levels,
-          asOf: asOfMs(req.asOf, env.now),
+          asOf: asOfMs(req.asOfMs, env.now),
         },
         env.searcher,
         ctx.budget.signal,

@@ -16,8 +16,7 @@ import {
 import type { common, gather } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
 import { gatherContext } from '../domain/context';
-import { parseFilterJson } from '../domain/filter';
-import { asOfMs, scopeOf, toWireError } from './common';
+import { asOfMs, filterOf, scopeOf, toWireError } from './common';
 import type { HandlerEnv } from './env';
 
 /**
@@ -62,14 +61,14 @@ export function gatherCandidatesHandler(env: HandlerEnv): Handler<gather.GatherC
           scope: scopeOf(req.identity),
           queries: req.queries,
           imageUrl: req.imageUrl || null,
-          filter: parseFilterJson(req.filterJson),
+          filter: filterOf(req.filter),
           limit: req.limit,
           scoreThreshold: req.scoreThreshold ?? null,
           quotas: quotasOf(req.bucketed, req.quotas),
           peerScope: req.peerScope || 'all',
           penalties: penaltiesOf(req.otherPeerPenalties),
           excluded: req.excludedUris,
-          asOf: asOfMs(req.asOf, env.now),
+          asOf: asOfMs(req.asOfMs, env.now),
           packing,
           maxTokens: req.maxTokens > 0 ? req.maxTokens : 1600,
           tokenizer: req.tokenizer || 'estimate',

@@ -41,7 +41,7 @@ export function gatherPassagesHandler(env: HandlerEnv): Handler<gather.GatherPas
           memoryK: req.memoryK,
           mmrLambda: mmrLambdaOf(req.mmrLambda),
           maxPerDocument: req.maxPerDocument > 0 ? req.maxPerDocument : DEFAULT_MAX_PER_DOCUMENT,
-          asOf: asOfMs(req.asOf, env.now),
+          asOf: asOfMs(req.asOfMs, env.now),
           candidatePool: req.candidatePool,
         },
         env,

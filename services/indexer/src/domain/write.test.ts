@@ -1,5 +1,5 @@
 import { common, indexer } from '@ctxmesh/proto';
-import { MalformedWriteError, decodeWriteOp, normalizeTags, parseValidity, validateWrite } from './write';
+import { MalformedWriteError, decodeWriteOp, normalizeTags, validateWrite } from './write';
 
 function op(over: Partial<indexer.WriteOp> = {}): indexer.WriteOp {
   return {
@@ -8,8 +8,8 @@ function op(over: Partial<indexer.WriteOp> = {}): indexer.WriteOp {
     uri: 'viking://resources/docs/a.md',
     content: 'hello',
     mode: indexer.WriteMode.WRITE_MODE_REPLACE,
-    validFrom: '',
-    validTo: '',
+    validFromMs: undefined,
+    validToMs: undefined,
     tags: [],
     publishedAtMs: 0,
     subject: '',
@@ -72,20 +72,11 @@ describe('validateWrite', () => {
     expect(malformed(op({ uri: 'viking://resources/../x' })).field).toBe('uri');
   });
 
-  it('parses validity bounds and refuses reversed or unparsable ones', () => {
-    const w = validateWrite(op({ validFrom: '2025-01-01', validTo: '2025-02-01T12:30:00+02:00' }));
+  it('carries validity bounds (ms) and refuses reversed ones', () => {
+    const w = validateWrite(op({ validFromMs: Date.parse('2025-01-01T00:00:00Z'), validToMs: Date.parse('2025-02-01T10:30:00Z') }));
     expect(w.validFrom).toBe(Date.parse('2025-01-01T00:00:00Z'));
     expect(w.validTo).toBe(Date.parse('2025-02-01T10:30:00Z'));
-    expect(malformed(op({ validFrom: 'yesterday' })).field).toBe('valid_from');
-    expect(malformed(op({ validFrom: '2025-03-01', validTo: '2025-02-01' })).field).toBe('valid_to');
-  });
-});
-
-describe('parseValidity', () => {
-  it('reads a zone-less date-time as UTC', () => {
-    expect(parseValidity('2025-06-01T08:00:00', 'valid_from')).toBe(Date.parse('2025-06-01T08:00:00Z'));
-    expect(parseValidity('2025-06-01 08:00Z', 'valid_from')).toBe(Date.parse('2025-06-01T08:00:00Z'));
-    expect(parseValidity('  ', 'valid_from')).toBeNull();
+    expect(malformed(op({ validFromMs: Date.parse('2025-03-01'), validToMs: Date.parse('2025-02-01') })).field).toBe('valid_to');
   });
 });
 

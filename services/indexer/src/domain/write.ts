@@ -75,24 +75,6 @@ export function normalizeTags(tags: readonly string[]): string[] {
   return [...byKey].map(([k, v]) => `${k}=${v}`);
 }
 
-const ISO_TIME = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i;
-
-/**
- * Parse a validity bound: "" → null (open); ISO-8601 date (`2025-01-31`, midnight UTC) or date
- * and time, UTC unless an offset is given.
- * @returns ms since epoch, or null for ""
- * @throws MalformedWriteError naming `field` when the text is not such a time
- */
-export function parseValidity(text: string, field: string): number | null {
-  const s = text.trim();
-  if (s === '') return null;
-  const m = ISO_TIME.exec(s);
-  // A bare date-time has no zone: read it as UTC rather than the server's local zone.
-  const ms = m ? Date.parse(m[2] !== undefined && m[3] === undefined ? `${m[1]}T${m[2]}Z` : s.replace(' ', 'T')) : NaN;
-  if (Number.isNaN(ms)) throw new MalformedWriteError(field, `${field} must be an ISO-8601 time, got ${JSON.stringify(text)}`);
-  return ms;
-}
-
 function kindOf(mode: indexer.WriteMode): WriteKind {
   switch (mode) {
     case indexer.WriteMode.WRITE_MODE_UNSPECIFIED:
@@ -114,7 +96,8 @@ function kindOf(mode: indexer.WriteMode): WriteKind {
  * - identity with a non-empty `account_id` is required (every point belongs to an account);
  * - the URI must be a valid viking:// URI below a scope root (`viking://resources/x`,
  *   `viking://user/{u}/x`…), without `#` (reserved for passage URIs `doc#p<i>`);
- * - the mode must be known (unset = replace); validity bounds must parse and not be reversed.
+ * - the mode must be known (unset = replace); validity bounds (ms, read from text by the
+ *   gateway) must not be reversed.
  * @param fallbackId the transport's message id, used when `write_id` is empty
  * @throws MalformedWriteError
  */
@@ -134,8 +117,8 @@ export function validateWrite(op: indexer.WriteOp, fallbackId = ''): ValidWrite 
   const minSegments = segs[0] === 'user' ? 3 : 2;
   if (segs.length < minSegments) throw new MalformedWriteError('uri', `Invalid URI: ${uri} (a write needs a path below the scope root)`);
   const kind = kindOf(op.mode);
-  const validFrom = parseValidity(op.validFrom, 'valid_from');
-  const validTo = parseValidity(op.validTo, 'valid_to');
+  const validFrom = op.validFromMs ?? null;
+  const validTo = op.validToMs ?? null;
   if (validFrom !== null && validTo !== null && validFrom > validTo) {
     throw new MalformedWriteError('valid_to', 'valid_to must not be earlier than valid_from');
   }

@@ -1,13 +1,13 @@
 /**
  * The context-assembly pipeline (context-contract §1.6 context, §3–§8): ledger turn →
  * optional query expansion → gather → tier read → plan/render → optional digest rewrite
- * → ledger record → stats, in contract key order.
+ * → ledger record → stats (what happened; the gateway writes the JSON).
  */
-import { DEFAULT_PACKING, planEvidenceReads, resolvePacking, UnknownPackingError, type Packing } from '@ctxmesh/kernel';
+import { DEFAULT_PACKING, detailFromWire, planEvidenceReads, resolvePacking, UnknownPackingError, type Packing } from '@ctxmesh/kernel';
 import type { budgetRender, common, gather, orchestrator, tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, isCode, type Budget } from '@ctxmesh/rpc';
 import { activeTraceId } from '@ctxmesh/telemetry';
-import { contextExplain, type ContextExplain } from './explain';
+import { contextExplain } from './explain';
 import type { Ports } from './ports';
 import { LatencyEstimator, StageRunner, statusOutcome, type StageRecord } from './stages';
 
@@ -46,23 +46,16 @@ export interface ContextResult {
   entries: budgetRender.PlanRenderResponse['entries'];
   rendered: string;
   digest: string;
-  /** Stats object with keys in contract order. */
-  stats: Record<string, unknown>;
+  /** What the assembly did (context-contract §6.3). */
+  stats: orchestrator.ContextStats;
   stages: StageRecord[];
   runner: StageRunner;
   /** With `explain`: the fate of every node considered (gathering's, then planning's). */
   fates: common.CandidateFate[];
-  /** The `explain` object, only when the request asked for it. */
-  explain?: ContextExplain;
+  /** The explanation, only when the request asked for it. */
+  explain?: orchestrator.ContextExplain;
 }
 
-/** Dedup stats (context-contract §6.3 `dedup`). */
-interface DedupStats {
-  turns: number;
-  status: string;
-  cooled: number;
-  turn: number | null;
-}
 
 /**
  * Assemble context for one validated request.
@@ -96,7 +89,7 @@ export async function assembleContext(
   const evidence = packing === 'evidence';
 
   // 1. Ledger turn: every context request naming a session advances its clock.
-  const dedup: DedupStats = { turns: req.dedupTurns, status: 'off', cooled: 0, turn: null };
+  const dedup: orchestrator.DedupStats = { turns: req.dedupTurns, status: 'off', cooled: 0, turn: undefined };
   let cooled: string[] = [];
   // The turn each cooled URI was served at (for fates: "cooled at turn T").
   const cooledAt = new Map<string, number>();
@@ -167,7 +160,7 @@ export async function assembleContext(
           identity,
           queries: plannedQueries,
           imageUrl: req.imageUrl,
-          filterJson: req.filterJson,
+          filter: req.filter,
           limit: req.limit,
           scoreThreshold: req.scoreThreshold,
           bucketed: req.bucketed,
@@ -175,7 +168,7 @@ export async function assembleContext(
           peerScope: req.peerScope,
           otherPeerPenalties: req.otherPeerPenalties,
           excludedUris: excluded,
-          asOf: req.asOf,
+          asOfMs: req.asOfMs,
           packing: evidence ? packing : '',
           maxTokens: req.maxTokens,
           tokenizer: req.tokenizer,
@@ -234,7 +227,7 @@ export async function assembleContext(
               storedOverview: evidence ? c.overview : '',
             })),
             maxTokens: req.maxTokens,
-            detailJson: req.detailJson,
+            detail: req.detail,
             tokenizer: req.tokenizer,
             codeOutline: req.codeOutline,
             packing: evidence ? packing : '',
@@ -265,7 +258,7 @@ export async function assembleContext(
           rankedScore: c.rankedScore,
         })),
         maxTokens: req.maxTokens,
-        detailJson: req.detailJson,
+        detail: req.detail,
         tokenizer: req.tokenizer,
         packing: evidence ? packing : '',
         priors: evidence && req.bucketed ? req.quotas : [],
@@ -282,8 +275,8 @@ export async function assembleContext(
   // 6. Digest rewrite (optional, fails closed: rendered is kept). "auto" is decided by the
   // rewrite service, which owns the model configuration: it answers `off` without a model.
   let rewrite = 'off';
-  let rewriteUsage: { prompt_tokens: number; completion_tokens: number } | null = null;
-  let rewriteEngine: string | null = null;
+  let rewriteUsage: orchestrator.TokenUsage | undefined;
+  let rewriteEngine = '';
   let digest = '';
   if (req.rewrite !== 'on' && req.rewrite !== 'auto') runner.notRun('rewrite', 'NOT_REQUESTED');
   else if (entries.length === 0) runner.notRun('rewrite', 'NO_ENTRIES');
@@ -305,8 +298,8 @@ export async function assembleContext(
     const last = runner.records.at(-1);
     if (out) {
       rewrite = out.status;
-      rewriteEngine = out.engine || null;
-      if (out.usage) rewriteUsage = { prompt_tokens: out.usage.promptTokens, completion_tokens: out.usage.completionTokens };
+      rewriteEngine = out.engine;
+      if (out.usage) rewriteUsage = { promptTokens: out.usage.promptTokens, completionTokens: out.usage.completionTokens };
       if (out.status === 'ok') digest = out.digest;
       if (out.status === 'no_relevant') rendered = '';
       // "auto" without a model: nothing ran, so telemetry says so (and it is not a degradation).
@@ -338,62 +331,46 @@ export async function assembleContext(
     }
   }
 
-  // 8. Stats, keys in contract order (§6.3); ctxmesh additions only when asked for.
+  // 8. Stats: what happened (§6.3); the gateway decides which keys a request sees.
   const s = plan.stats;
-  const stats: Record<string, unknown> = {
-    searched: Object.fromEntries(gathered.searched.map((x) => [x.name, x.count])),
+  const ev = gathered.evidence;
+  const stats: orchestrator.ContextStats = {
+    searched: gathered.searched,
     candidates: candidates.length,
     excluded: gathered.excluded,
     origins: countOrigins(candidates),
-    peer_scope: req.peerScope === 'actor' ? 'actor' : 'all',
-    quotas: req.bucketed ? Object.fromEntries(req.quotas.map((q) => [q.name, q.count])) : null,
-  };
-  if (gathered.retrievalErrors.length > 0) stats.retrieval_errors = gathered.retrievalErrors.slice(0, 5);
-  Object.assign(stats, {
-    max_tokens: s.maxTokens,
-    used_tokens: s.usedTokens,
-    per_entry_cap: s.perEntryCap,
+    peerScope: req.peerScope === 'actor' ? 'actor' : 'all',
+    quotas: req.bucketed ? { counts: req.quotas } : undefined,
+    retrievalErrors: gathered.retrievalErrors.slice(0, 5),
+    maxTokens: s.maxTokens,
+    usedTokens: s.usedTokens,
+    perEntryCap: s.perEntryCap,
     returned: s.returned,
     dropped: s.dropped,
     deduped: s.deduped,
-    detail: s.detailJson ? JSON.parse(s.detailJson) : null,
-    tier_counts: Object.fromEntries(s.tierCounts.map((t) => [t.name, t.count])),
-    fill: {
-      floor_tokens: s.floorTokens,
-      overview_upgrades: s.overviewUpgrades,
-      full_upgrades: s.fullUpgrades,
-      spare_upgrades: s.spareUpgrades,
-    },
-    purpose: req.purpose || null,
-    query_expansion: expansion,
-    planned_queries: plannedQueries,
-    score_threshold: req.scoreThreshold ?? null,
-    other_peer_penalties: Object.fromEntries(req.otherPeerPenalties.map((p) => [p.name, p.value])),
+    detail: s.detail,
+    tierCounts: s.tierCounts,
+    fill: { floorTokens: s.floorTokens, overviewUpgrades: s.overviewUpgrades, fullUpgrades: s.fullUpgrades, spareUpgrades: s.spareUpgrades },
+    purpose: req.purpose,
+    queryExpansion: expansion,
+    plannedQueries,
+    scoreThreshold: req.scoreThreshold,
+    otherPeerPenalties: req.otherPeerPenalties,
     rewrite,
-    rewrite_usage: rewriteUsage,
+    rewriteUsage,
     dedup,
-  });
-  if (req.ignored.length > 0) stats.ignored = req.ignored;
-  // A request that uses no addition gets exactly the contract's keys: which engine wrote the
-  // digest is ctxmesh's own detail, shown only beside the additions a request did use.
-  const usesAddition = (req.tokenizer !== '' && req.tokenizer !== 'estimate') || packing !== DEFAULT_PACKING || req.timeBudgetMs > 0;
-  if (usesAddition && rewriteEngine && rewrite !== 'off') stats.rewrite_engine = rewriteEngine;
-  if (req.tokenizer && req.tokenizer !== 'estimate') stats.tokenizer = req.tokenizer;
-  if (packing !== DEFAULT_PACKING) {
-    stats.packing = packing;
-    const ev = gathered.evidence;
-    stats.evidence = {
-      rounds: ev?.rounds ?? 0,
-      widths: ev?.widths ?? [],
-      relevance_floor: ev?.relevanceFloor ?? s.relevanceFloor ?? null,
-      below_floor: (ev?.belowFloor ?? 0) + s.belowFloor,
-    };
-  }
-  if (req.timeBudgetMs > 0) {
-    stats.time_budget_ms = req.timeBudgetMs;
-    stats.degraded_stages = runner.degraded();
-    stats.stage_ms = runner.timings();
-  }
+    rewriteEngine,
+    tokenizer: req.tokenizer,
+    packing,
+    evidence:
+      packing !== DEFAULT_PACKING
+        ? { rounds: ev?.rounds ?? 0, widths: ev?.widths ?? [], relevanceFloor: ev?.relevanceFloor ?? s.relevanceFloor, belowFloor: (ev?.belowFloor ?? 0) + s.belowFloor }
+        : undefined,
+    timeBudgetMs: req.timeBudgetMs,
+    // Stage accounting belongs to a time budget (§10.2).
+    degradedStages: req.timeBudgetMs > 0 ? runner.degraded() : [],
+    stageMs: req.timeBudgetMs > 0 ? Object.entries(runner.timings()).map(([name, value]) => ({ name, value })) : [],
+  };
   const fates = req.explain
     ? [...gathered.fates.map((f) => (f.fate === 'cooled' && cooledAt.has(f.uri) ? { ...f, cooledTurn: cooledAt.get(f.uri) } : f)), ...plan.fates]
     : [];
@@ -422,7 +399,7 @@ function evidenceNeedsBodies(candidates: gather.Candidate[], req: orchestrator.A
     const plan = planEvidenceReads(
       candidates.map((c) => ({ uri: c.uri, category: c.category, score: c.score, abstract: c.abstract, is_directory: c.isDirectory, origin: c.origin, ranked_score: c.rankedScore, stored_overview: c.overview })),
       req.maxTokens,
-      req.detailJson ? (JSON.parse(req.detailJson) as unknown) : null,
+      detailFromWire(req.detail),
       req.tokenizer || 'estimate',
       { bestScore: bestScore ?? null },
     );
@@ -432,8 +409,12 @@ function evidenceNeedsBodies(candidates: gather.Candidate[], req: orchestrator.A
   }
 }
 
-function countOrigins(candidates: gather.Candidate[]): Record<string, number> {
-  const o: Record<string, number> = { actor_peer: 0, self: 0, other_peer: 0 };
-  for (const c of candidates) if (c.origin in o) o[c.origin] += 1;
+function countOrigins(candidates: gather.Candidate[]): orchestrator.OriginCounts {
+  const o = { actorPeer: 0, self: 0, otherPeer: 0 };
+  for (const c of candidates) {
+    if (c.origin === 'actor_peer') o.actorPeer += 1;
+    else if (c.origin === 'self') o.self += 1;
+    else if (c.origin === 'other_peer') o.otherPeer += 1;
+  }
   return o;
 }

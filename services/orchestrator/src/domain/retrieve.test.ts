@@ -15,12 +15,12 @@ import {
   type RetrieveSettings,
 } from './retrieve';
 import { LatencyEstimator, stagePriors } from './stages';
-import type { TraceRecord, TraceSink } from './trace';
+import { traceFromStored, type TraceRecord, type TraceSink } from './trace';
 
 const identity: common.Identity = { accountId: 'acme', userId: 'alice', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: 'r1' };
 
 function req(over: Partial<orchestrator.RetrieveRequest> = {}): orchestrator.RetrieveRequest {
-  return { identity, query: 'rollback', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOf: '', stages: [], tokenizer: '', explain: false, ...over };
+  return { identity, query: 'rollback', subject: '', topK: 8, memoryK: 5, maxPerDocument: 2, asOfMs: undefined, stages: [], tokenizer: '', explain: false, ...over };
 }
 
 const pref = (uri: string, score: number, over: Partial<gather.PassageRef> = {}): gather.PassageRef => ({
@@ -414,26 +414,31 @@ describe('retrieve', () => {
       const sink = new MemorySink();
       const { ports } = fakePorts({ passages: three, memories: [] });
       const s = defaultRetrieveSettings({ traceEnabled: true });
-      const { response: r } = await run(req({ tokenBudget: 5, topK: 3, maxPerDocument: 1 }), ports, s, { traces: sink, newId: () => 'tr_x' });
+      const out = await run(req({ tokenBudget: 5, topK: 3, maxPerDocument: 1 }), ports, s, { traces: sink, newId: () => 'tr_x' });
+      const r = out.response;
       expect(r.traceId).toBe('tr_x');
       expect(sink.rows).toHaveLength(1);
       const row = sink.rows[0];
       expect(row.account).toBe('acme');
-      expect(row.data).toMatchObject({
-        trace_id: 'tr_x',
+      // Stored under the proto field names, and read back as the trace that was written.
+      expect(row.data).toMatchObject({ trace_id: 'tr_x', query: 'rollback', params: { top_k: 3, token_budget: 5, max_per_document: 1 } });
+      const t = traceFromStored(row);
+      expect(t).toEqual(out.trace);
+      expect(t).toMatchObject({
+        traceId: 'tr_x',
         query: 'rollback',
         workspace: 'default',
-        params: { top_k: 3, token_budget: 5, max_per_document: 1, mmr_lambda: null },
-        degraded_stages: [],
+        params: { topK: 3, tokenBudget: 5, maxPerDocument: 1, mmrLambda: undefined },
+        degradedStages: [],
         dropped: [
-          { uri: 'viking://resources/a.md#p2', id: null, reason: 'max_per_document' },
+          { uri: 'viking://resources/a.md#p2', id: '', reason: 'max_per_document' },
           { uri: 'viking://resources/b.md', id: 'p2', reason: 'token_budget' },
         ],
-        result: { tokens_total: 3, dropped_count: 1 },
+        result: { tokensTotal: 3, droppedCount: 1 },
       });
-      expect(row.data.candidates).toEqual(three.map((p) => ({ uri: p.uri, doc_uri: p.docUri, score: p.score, search_score: p.score, source: 'search', rerank_score: null })));
+      expect(t.candidates).toEqual(three.map((p) => ({ uri: p.uri, docUri: p.docUri, score: p.score, searchScore: p.score, source: 'search', rerankScore: undefined })));
       expect(r.passages.map((p) => p.uri)).toEqual(['viking://resources/a.md#p1']);
-      expect((row.data.stages as Array<{ stage: string }>).map((x) => x.stage)).toEqual(['workspace', 'query_rewrite', 'gather', 'graph_assist', 'rerank', 'trim']);
+      expect(t.stages.map((x) => x.stage)).toEqual(['workspace', 'query_rewrite', 'gather', 'graph_assist', 'rerank', 'trim']);
     });
 
     it('writes nothing and answers no id when traces are off', async () => {

@@ -15,7 +15,7 @@ import type { gather, orchestrator, rewrite } from '@ctxmesh/proto';
 import { Code, CtxError, type Budget } from '@ctxmesh/rpc';
 import type { Ports } from './ports';
 import { LatencyEstimator, StageRunner, statusOutcome, type StageRecord } from './stages';
-import { newTraceId, writeWithin, type TraceCandidate, type TraceDrop, type TraceSink } from './trace';
+import { newTraceId, traceToStored, writeWithin, type TraceDrop, type TraceSink } from './trace';
 
 /** The optional stages of retrieve, in run order. */
 export const RETRIEVE_STAGES = ['query_rewrite', 'graph_assist', 'rerank'] as const;
@@ -97,8 +97,8 @@ export interface RankedPassage {
 export interface RetrieveResult {
   response: orchestrator.RetrieveResponse;
   runner: StageRunner;
-  /** The trace data that was written, or null. */
-  trace: Record<string, unknown> | null;
+  /** The trace that was written, or null. */
+  trace: orchestrator.RetrievalTrace | null;
 }
 
 /**
@@ -259,7 +259,7 @@ export async function retrieve(
         memoryK,
         mmrLambda: req.mmrLambda,
         maxPerDocument,
-        asOf: req.asOf,
+        asOfMs: req.asOfMs,
         candidatePool: 0,
       },
       b,
@@ -282,7 +282,7 @@ export async function retrieve(
   else {
     const seeds = candidates.slice(0, topK).map((c) => c.uri);
     const out = await runner.optional('graph_assist', settings.graphAssistTimeoutMs, (b) =>
-      ports.gather.expandLinks({ identity: scoped, seedUris: seeds, queries, limit: topK, asOf: req.asOf }, b),
+      ports.gather.expandLinks({ identity: scoped, seedUris: seeds, queries, limit: topK, asOfMs: req.asOfMs }, b),
     );
     if (out) candidates = mergeLinked(candidates, out.passages);
   }
@@ -334,49 +334,47 @@ export async function retrieve(
     stages: runner.toProto(),
     budgetMs: timeBudgetMs ?? undefined,
     traceId: '',
-    explainJson: '',
+    explain: undefined,
   };
 
   // 8. Trace (when on): one row, its id in the answer; a failed write leaves trace_id null.
-  let trace: Record<string, unknown> | null = null;
+  let trace: orchestrator.RetrievalTrace | null = null;
   if (settings.traceEnabled && opts.traces) {
     const id = (opts.newId ?? newTraceId)();
     trace = {
-      trace_id: id,
-      created_at: new Date(startedAt).toISOString(),
-      request_id: identity.requestId || null,
+      traceId: id,
+      createdAtMs: startedAt,
+      requestId: identity.requestId,
       user: identity.userId,
       workspace: ws.workspace,
       query: req.query,
-      planned_queries: queries,
+      plannedQueries: queries,
       params: {
         subject: req.subject || identity.userId,
-        top_k: topK,
-        memory_k: memoryK,
-        mmr_lambda: req.mmrLambda ?? null,
-        max_per_document: maxPerDocument,
-        as_of: req.asOf || null,
-        token_budget: tokenBudget > 0 ? tokenBudget : null,
-        time_budget_ms: timeBudgetMs,
-        stages: wants,
+        topK,
+        memoryK,
+        mmrLambda: req.mmrLambda,
+        maxPerDocument,
+        asOfMs: req.asOfMs,
+        tokenBudget: tokenBudget > 0 ? tokenBudget : undefined,
+        timeBudgetMs: timeBudgetMs ?? undefined,
+        stages: { queryRewrite: wants.query_rewrite, graphAssist: wants.graph_assist, rerank: wants.rerank },
         tokenizer,
       },
-      stages: runner.records.map((r) => ({ stage: r.stage, outcome: r.outcome, ms: Math.round(r.ms * 100) / 100, reason: r.reason || null, optional: r.optional })),
-      degraded_stages: response.degradedStages,
-      candidates: candidates.map(
-        (c): TraceCandidate => ({ uri: c.uri, doc_uri: c.docUri, score: c.score, search_score: c.searchScore, source: c.source, rerank_score: c.rerankScore }),
-      ),
-      dropped,
+      stages: runner.records.map((r) => ({ stage: r.stage, outcome: r.outcome, ms: Math.round(r.ms * 100) / 100, reason: r.reason, optional: r.optional })),
+      degradedStages: response.degradedStages,
+      candidates: candidates.map((c) => ({ uri: c.uri, docUri: c.docUri, score: c.score, searchScore: c.searchScore, source: c.source, rerankScore: c.rerankScore ?? undefined })),
+      dropped: dropped.map((d) => ({ uri: d.uri, id: d.id ?? '', reason: d.reason })),
       result: {
         passages: response.passages.map((p) => ({ id: p.id, uri: p.uri, score: p.score, tokens: p.tokens })),
-        memories: response.memories.map((m) => ({ uri: m.uri, score: m.score, tokens: m.tokens })),
-        group_memories: response.groupMemories.map((m) => ({ uri: m.uri, score: m.score, tokens: m.tokens })),
-        tokens_total: response.tokensTotal,
-        dropped_count: response.droppedCount,
+        memories: response.memories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
+        groupMemories: response.groupMemories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
+        tokensTotal: response.tokensTotal,
+        droppedCount: response.droppedCount,
       },
     };
     const cap = Math.max(1, Math.min(settings.traceWriteTimeoutMs, budget.remainingMs()));
-    const ok = await writeWithin(opts.traces, { id, account: identity.accountId, createdAt: startedAt, data: trace }, cap, (err) =>
+    const ok = await writeWithin(opts.traces, { id, account: identity.accountId, createdAt: startedAt, data: traceToStored(trace) }, cap, (err) =>
       opts.warn?.({ err, traceId: id }, 'retrieval trace not written'),
     );
     if (ok) response.traceId = id;
@@ -396,7 +394,7 @@ export async function retrieve(
       ],
       records: runner.records,
     });
-    response.explainJson = JSON.stringify(explain);
+    response.explain = explain;
   }
   return { response, runner, trace };
 }

@@ -8,7 +8,7 @@
  * or the embedded SQLite file) satisfies it.
  */
 import { randomUUID } from 'node:crypto';
-import { common } from '@ctxmesh/proto';
+import { common, orchestrator } from '@ctxmesh/proto';
 
 /** One stored trace row. */
 export interface TraceRecord {
@@ -52,22 +52,6 @@ export function newTraceId(): string {
 /** Why a candidate passage is not in the answer. */
 export type DropReason = 'max_per_document' | 'top_k' | 'token_budget';
 
-/** A candidate passage as the trace records it. */
-export interface TraceCandidate {
-  /** Passage URI. */
-  uri: string;
-  /** Document URI. */
-  doc_uri: string;
-  /** Score after the stages that ran (the rerank score when rerank ran). */
-  score: number;
-  /** Score gather gave it (search relevance, or the link's relevance for graph assist). */
-  search_score: number;
-  /** `search` or `graph_assist`. */
-  source: 'search' | 'graph_assist';
-  /** Cross-encoder score, when rerank scored it. */
-  rerank_score: number | null;
-}
-
 /** A dropped passage. */
 export interface TraceDrop {
   /** Passage URI. */
@@ -76,6 +60,36 @@ export interface TraceDrop {
   id: string | null;
   /** Why. */
   reason: DropReason;
+}
+
+/** camelCase → snake_case: the proto field name of a JSON name (`plannedQueries` → `planned_queries`). */
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+function snakeKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(snakeKeys);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [snake(k), snakeKeys(x)]));
+  return v;
+}
+
+/**
+ * A trace as the stores keep it: its proto3 JSON with the proto field names (`trace_id`,
+ * `planned_queries`…), which is what rows have always looked like. ts-proto's `toJSON` writes
+ * the camelCase JSON names and has no option for the field names, hence the key rename here.
+ */
+export function traceToStored(t: orchestrator.RetrievalTrace): Record<string, unknown> {
+  return snakeKeys(orchestrator.RetrievalTrace.toJSON(t)) as Record<string, unknown>;
+}
+
+/**
+ * A stored row as the trace message. Rows written before the trace was a message (kept for the
+ * store's retention, 7 days by default) have `created_at` and `params.as_of` as ISO text: the
+ * row's own `createdAt` and the parsed instant stand in for them.
+ */
+export function traceFromStored(row: TraceRecord): orchestrator.RetrievalTrace {
+  const t = orchestrator.RetrievalTrace.fromJSON(row.data);
+  const legacyAsOf = (row.data.params as { as_of?: unknown } | undefined)?.as_of;
+  if (t.params && t.params.asOfMs === undefined && typeof legacyAsOf === 'string') t.params.asOfMs = Date.parse(legacyAsOf);
+  return { ...t, createdAtMs: row.createdAt };
 }
 
 /**

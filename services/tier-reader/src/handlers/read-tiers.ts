@@ -1,5 +1,5 @@
 /** TierReader.ReadTiers: read only the bodies the tiers need (context-contract §4, §5.4). */
-import { resolvePacking, UnknownPackingError, UnknownTokenizerError } from '@ctxmesh/kernel';
+import { detailFromWire, resolvePacking, UnknownPackingError, UnknownTokenizerError } from '@ctxmesh/kernel';
 import type { tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
 import { type NodeRecord, readVisibility } from '@ctxmesh/stores';
@@ -7,21 +7,11 @@ import { readTiers, type BodyReader } from '../domain/tiers';
 import { scopeOf } from './common';
 import type { HandlerEnv } from './env';
 
-/** Parse `detail_json` (null, a tier string or a per-category object; "" = null). */
-export function parseDetail(json: string): unknown {
-  if (json.trim() === '') return null;
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    throw new CtxError(Code.INVALID_ARGUMENT, 'BAD_DETAIL', 'detail_json is not valid JSON');
-  }
-}
-
 /** Build the ReadTiers handler. */
 export function readTiersHandler(env: HandlerEnv): Handler<tierReader.ReadTiersRequest, tierReader.ReadTiersResponse> {
   return async (req, ctx) => {
     const scope = scopeOf(req.identity);
-    const detail = parseDetail(req.detailJson);
+    const detail = detailFromWire(req.detail);
     const readBodies: BodyReader = async (uris, open) => {
       try {
         const got = await env.index.get(uris, readVisibility(scope, open), 'full');

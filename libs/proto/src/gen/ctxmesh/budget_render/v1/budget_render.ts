@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { CandidateFate, Entry, NamedCount } from "../../common/v1/common";
+import { CandidateFate, Detail, Entry, NamedCount } from "../../common/v1/common";
 
 /** A candidate with its available tier texts. */
 export interface PlanItem {
@@ -48,8 +48,10 @@ export interface PlanRenderRequest {
   items: PlanItem[];
   /** Token budget. */
   maxTokens: number;
-  /** Normalised detail pin as JSON (see ReadTiersRequest.detail_json). */
-  detailJson: string;
+  /** Normalised detail pin; absent for none. */
+  detail:
+    | Detail
+    | undefined;
   /** "estimate" (default), "o200k_base" or "cl100k_base". */
   tokenizer: string;
   /** "compat" (or "") for §5 as written, "evidence" for ctxmesh's evidence packing. */
@@ -78,8 +80,10 @@ export interface PlanStats {
   dropped: number;
   /** Candidates skipped by body dedup. */
   deduped: number;
-  /** stats.detail as JSON (null, a string or an object). */
-  detailJson: string;
+  /** The pin the plan applied (stats.detail, context-contract §4.3); absent for none. */
+  detail:
+    | Detail
+    | undefined;
   /** Tier counts in first-appearance order. */
   tierCounts: NamedCount[];
   /** fill.floor_tokens. */
@@ -379,7 +383,7 @@ function createBasePlanRenderRequest(): PlanRenderRequest {
   return {
     items: [],
     maxTokens: 0,
-    detailJson: "",
+    detail: undefined,
     tokenizer: "",
     packing: "",
     priors: [],
@@ -396,8 +400,8 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     if (message.maxTokens !== 0) {
       writer.uint32(16).int32(message.maxTokens);
     }
-    if (message.detailJson !== "") {
-      writer.uint32(26).string(message.detailJson);
+    if (message.detail !== undefined) {
+      Detail.encode(message.detail, writer.uint32(74).fork()).join();
     }
     if (message.tokenizer !== "") {
       writer.uint32(34).string(message.tokenizer);
@@ -446,12 +450,12 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
             message.maxTokens = reader.int32();
             continue;
           }
-          case 3: {
-            if (tag !== 26) {
+          case 9: {
+            if (tag !== 74) {
               break;
             }
 
-            message.detailJson = reader.string();
+            message.detail = Detail.decode(reader, reader.uint32());
             continue;
           }
           case 4: {
@@ -514,11 +518,7 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
         : isSet(object.max_tokens)
         ? globalThis.Number(object.max_tokens)
         : 0,
-      detailJson: isSet(object.detailJson)
-        ? globalThis.String(object.detailJson)
-        : isSet(object.detail_json)
-        ? globalThis.String(object.detail_json)
-        : "",
+      detail: isSet(object.detail) ? Detail.fromJSON(object.detail) : undefined,
       tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
       packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
       priors: globalThis.Array.isArray(object?.priors) ? object.priors.map((e: any) => NamedCount.fromJSON(e)) : [],
@@ -539,8 +539,8 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     if (message.maxTokens !== 0) {
       obj.maxTokens = Math.round(message.maxTokens);
     }
-    if (message.detailJson !== "") {
-      obj.detailJson = message.detailJson;
+    if (message.detail !== undefined) {
+      obj.detail = Detail.toJSON(message.detail);
     }
     if (message.tokenizer !== "") {
       obj.tokenizer = message.tokenizer;
@@ -567,7 +567,9 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     const message = createBasePlanRenderRequest();
     message.items = object.items?.map((e) => PlanItem.fromPartial(e)) || [];
     message.maxTokens = object.maxTokens ?? 0;
-    message.detailJson = object.detailJson ?? "";
+    message.detail = (object.detail !== undefined && object.detail !== null)
+      ? Detail.fromPartial(object.detail)
+      : undefined;
     message.tokenizer = object.tokenizer ?? "";
     message.packing = object.packing ?? "";
     message.priors = object.priors?.map((e) => NamedCount.fromPartial(e)) || [];
@@ -585,7 +587,7 @@ function createBasePlanStats(): PlanStats {
     returned: 0,
     dropped: 0,
     deduped: 0,
-    detailJson: "",
+    detail: undefined,
     tierCounts: [],
     floorTokens: 0,
     overviewUpgrades: 0,
@@ -616,8 +618,8 @@ export const PlanStats: MessageFns<PlanStats> = {
     if (message.deduped !== 0) {
       writer.uint32(48).int32(message.deduped);
     }
-    if (message.detailJson !== "") {
-      writer.uint32(58).string(message.detailJson);
+    if (message.detail !== undefined) {
+      Detail.encode(message.detail, writer.uint32(122).fork()).join();
     }
     for (const v of message.tierCounts) {
       NamedCount.encode(v!, writer.uint32(66).fork()).join();
@@ -704,12 +706,12 @@ export const PlanStats: MessageFns<PlanStats> = {
             message.deduped = reader.int32();
             continue;
           }
-          case 7: {
-            if (tag !== 58) {
+          case 15: {
+            if (tag !== 122) {
               break;
             }
 
-            message.detailJson = reader.string();
+            message.detail = Detail.decode(reader, reader.uint32());
             continue;
           }
           case 8: {
@@ -800,11 +802,7 @@ export const PlanStats: MessageFns<PlanStats> = {
       returned: isSet(object.returned) ? globalThis.Number(object.returned) : 0,
       dropped: isSet(object.dropped) ? globalThis.Number(object.dropped) : 0,
       deduped: isSet(object.deduped) ? globalThis.Number(object.deduped) : 0,
-      detailJson: isSet(object.detailJson)
-        ? globalThis.String(object.detailJson)
-        : isSet(object.detail_json)
-        ? globalThis.String(object.detail_json)
-        : "",
+      detail: isSet(object.detail) ? Detail.fromJSON(object.detail) : undefined,
       tierCounts: globalThis.Array.isArray(object?.tierCounts)
         ? object.tierCounts.map((e: any) => NamedCount.fromJSON(e))
         : globalThis.Array.isArray(object?.tier_counts)
@@ -863,8 +861,8 @@ export const PlanStats: MessageFns<PlanStats> = {
     if (message.deduped !== 0) {
       obj.deduped = Math.round(message.deduped);
     }
-    if (message.detailJson !== "") {
-      obj.detailJson = message.detailJson;
+    if (message.detail !== undefined) {
+      obj.detail = Detail.toJSON(message.detail);
     }
     if (message.tierCounts?.length) {
       obj.tierCounts = message.tierCounts.map((e) => NamedCount.toJSON(e));
@@ -901,7 +899,9 @@ export const PlanStats: MessageFns<PlanStats> = {
     message.returned = object.returned ?? 0;
     message.dropped = object.dropped ?? 0;
     message.deduped = object.deduped ?? 0;
-    message.detailJson = object.detailJson ?? "";
+    message.detail = (object.detail !== undefined && object.detail !== null)
+      ? Detail.fromPartial(object.detail)
+      : undefined;
     message.tierCounts = object.tierCounts?.map((e) => NamedCount.fromPartial(e)) || [];
     message.floorTokens = object.floorTokens ?? 0;
     message.overviewUpgrades = object.overviewUpgrades ?? 0;

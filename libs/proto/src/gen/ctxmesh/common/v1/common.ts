@@ -208,6 +208,143 @@ export interface CandidateFate {
   cooledTurn?: number | undefined;
 }
 
+/** A `detail` pin (context-contract §4.3). An absent Detail pins nothing. */
+export interface Detail {
+  /** The pin. */
+  pin:
+    | //
+    /** One tier for every category: "abstract", "overview" or "full" (any other text pins nothing). */
+    { $case: "all"; value: string }
+    | //
+    /** Pins for some categories; the others keep their defaults. */
+    { $case: "byCategory"; value: CategoryPins }
+    | undefined;
+}
+
+/** Per-category `detail` pins, in request order. */
+export interface CategoryPins {
+  /** The pins. */
+  pins: CategoryPin[];
+}
+
+/** One category's `detail` pin. */
+export interface CategoryPin {
+  /** Category: events, entities, preferences, experiences, resources, skills or memories. */
+  category: string;
+  /** Tier: abstract, overview or full. */
+  tier: string;
+}
+
+/**
+ * A metadata filter tree (context-contract §1.8): the request's own `filter` ANDed with the
+ * conditions of `context_type`, `since`/`until` and `tags`. The gateway builds and validates it
+ * (every field is one the index filters on, every time is parsed); the stores evaluate it.
+ */
+export interface FilterNode {
+  /** The node's operation. */
+  node:
+    | //
+    /** Every condition holds (JSON op "and"); no condition matches everything. */
+    { $case: "allOf"; value: FilterList }
+    | //
+    /** At least one condition holds (JSON op "or"); no condition matches nothing. */
+    { $case: "anyOf"; value: FilterList }
+    | //
+    /** The field equals one of the values (JSON op "must"). */
+    { $case: "must"; value: FilterMatch }
+    | //
+    /** The field equals none of the values (JSON op "must_not"). */
+    { $case: "mustNot"; value: FilterMatch }
+    | //
+    /** A numeric field lies within the bounds (JSON op "range"; time fields in ms since the epoch). */
+    { $case: "range"; value: FilterRange }
+    | //
+    /** A time field lies within the bounds (JSON op "time_range"). */
+    { $case: "timeRange"; value: FilterTimeRange }
+    | //
+    /** A string field starts with a prefix (JSON op "prefix"). */
+    { $case: "prefix"; value: FilterPrefix }
+    | undefined;
+}
+
+/** The conditions of an `all_of` or `any_of` node. */
+export interface FilterList {
+  /** Conditions in request order. */
+  conds: FilterNode[];
+}
+
+/** One value of a `must` / `must_not` condition, as the request gave it (time fields: ms since the epoch). */
+export interface FilterValue {
+  /** The value. */
+  kind:
+    | //
+    /** A string value. */
+    { $case: "text"; value: string }
+    | //
+    /** A number. */
+    { $case: "number"; value: number }
+    | //
+    /** A boolean. */
+    { $case: "flag"; value: boolean }
+    | undefined;
+}
+
+/** A `must` / `must_not` condition. */
+export interface FilterMatch {
+  /** Filter field, e.g. "context_type", "search_tags", "uri". */
+  field: string;
+  /** Values in request order. */
+  values: FilterValue[];
+}
+
+/** A `range` condition; an absent bound is open. */
+export interface FilterRange {
+  /** Numeric or time field, e.g. "level", "updated_at". */
+  field: string;
+  /** Lower bound, inclusive. */
+  gte?:
+    | number
+    | undefined;
+  /** Lower bound, exclusive. */
+  gt?:
+    | number
+    | undefined;
+  /** Upper bound, inclusive. */
+  lte?:
+    | number
+    | undefined;
+  /** Upper bound, exclusive. */
+  lt?: number | undefined;
+}
+
+/** A `time_range` condition in ms since the epoch; an absent bound is open. */
+export interface FilterTimeRange {
+  /** Time field: "updated_at", "created_at", "valid_from" or "valid_to". */
+  field: string;
+  /** Lower bound, inclusive. */
+  gteMs?:
+    | number
+    | undefined;
+  /** Lower bound, exclusive. */
+  gtMs?:
+    | number
+    | undefined;
+  /** Upper bound, inclusive. */
+  lteMs?:
+    | number
+    | undefined;
+  /** Upper bound, exclusive. */
+  ltMs?: number | undefined;
+}
+
+/** A `prefix` condition. */
+export interface FilterPrefix {
+  /** String field, e.g. "uri". */
+  field: string;
+  /** The prefix. */
+  prefix: string;
+}
+
 function createBaseIdentity(): Identity {
   return { accountId: "", userId: "", role: 0, actorPeerId: "", workspace: "", requestId: "" };
 }
@@ -1083,6 +1220,1118 @@ export const CandidateFate: MessageFns<CandidateFate> = {
     message.tier = object.tier ?? "";
     message.costs = object.costs?.map((e) => TierCost.fromPartial(e)) || [];
     message.cooledTurn = object.cooledTurn ?? undefined;
+    return message;
+  },
+};
+
+function createBaseDetail(): Detail {
+  return { pin: undefined };
+}
+
+export const Detail: MessageFns<Detail> = {
+  encode(message: Detail, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.pin?.$case) {
+      case "all":
+        writer.uint32(10).string(message.pin.value);
+        break;
+      case "byCategory":
+        CategoryPins.encode(message.pin.value, writer.uint32(18).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Detail {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDetail();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.pin = { $case: "all", value: reader.string() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pin = { $case: "byCategory", value: CategoryPins.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Detail {
+    return {
+      pin: isSet(object.all)
+        ? { $case: "all", value: globalThis.String(object.all) }
+        : isSet(object.byCategory)
+        ? { $case: "byCategory", value: CategoryPins.fromJSON(object.byCategory) }
+        : isSet(object.by_category)
+        ? { $case: "byCategory", value: CategoryPins.fromJSON(object.by_category) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: Detail): unknown {
+    const obj: any = {};
+    if (message.pin?.$case === "all") {
+      obj.all = message.pin.value;
+    } else if (message.pin?.$case === "byCategory") {
+      obj.byCategory = CategoryPins.toJSON(message.pin.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Detail>, I>>(base?: I): Detail {
+    return Detail.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Detail>, I>>(object: I): Detail {
+    const message = createBaseDetail();
+    switch (object.pin?.$case) {
+      case "all": {
+        if (object.pin?.value !== undefined && object.pin?.value !== null) {
+          message.pin = { $case: "all", value: object.pin.value };
+        }
+        break;
+      }
+      case "byCategory": {
+        if (object.pin?.value !== undefined && object.pin?.value !== null) {
+          message.pin = { $case: "byCategory", value: CategoryPins.fromPartial(object.pin.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseCategoryPins(): CategoryPins {
+  return { pins: [] };
+}
+
+export const CategoryPins: MessageFns<CategoryPins> = {
+  encode(message: CategoryPins, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.pins) {
+      CategoryPin.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CategoryPins {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCategoryPins();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.pins.push(CategoryPin.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CategoryPins {
+    return { pins: globalThis.Array.isArray(object?.pins) ? object.pins.map((e: any) => CategoryPin.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: CategoryPins): unknown {
+    const obj: any = {};
+    if (message.pins?.length) {
+      obj.pins = message.pins.map((e) => CategoryPin.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CategoryPins>, I>>(base?: I): CategoryPins {
+    return CategoryPins.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CategoryPins>, I>>(object: I): CategoryPins {
+    const message = createBaseCategoryPins();
+    message.pins = object.pins?.map((e) => CategoryPin.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseCategoryPin(): CategoryPin {
+  return { category: "", tier: "" };
+}
+
+export const CategoryPin: MessageFns<CategoryPin> = {
+  encode(message: CategoryPin, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.category !== "") {
+      writer.uint32(10).string(message.category);
+    }
+    if (message.tier !== "") {
+      writer.uint32(18).string(message.tier);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CategoryPin {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCategoryPin();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.tier = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CategoryPin {
+    return {
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      tier: isSet(object.tier) ? globalThis.String(object.tier) : "",
+    };
+  },
+
+  toJSON(message: CategoryPin): unknown {
+    const obj: any = {};
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.tier !== "") {
+      obj.tier = message.tier;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<CategoryPin>, I>>(base?: I): CategoryPin {
+    return CategoryPin.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<CategoryPin>, I>>(object: I): CategoryPin {
+    const message = createBaseCategoryPin();
+    message.category = object.category ?? "";
+    message.tier = object.tier ?? "";
+    return message;
+  },
+};
+
+function createBaseFilterNode(): FilterNode {
+  return { node: undefined };
+}
+
+export const FilterNode: MessageFns<FilterNode> = {
+  encode(message: FilterNode, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.node?.$case) {
+      case "allOf":
+        FilterList.encode(message.node.value, writer.uint32(10).fork()).join();
+        break;
+      case "anyOf":
+        FilterList.encode(message.node.value, writer.uint32(18).fork()).join();
+        break;
+      case "must":
+        FilterMatch.encode(message.node.value, writer.uint32(26).fork()).join();
+        break;
+      case "mustNot":
+        FilterMatch.encode(message.node.value, writer.uint32(34).fork()).join();
+        break;
+      case "range":
+        FilterRange.encode(message.node.value, writer.uint32(42).fork()).join();
+        break;
+      case "timeRange":
+        FilterTimeRange.encode(message.node.value, writer.uint32(50).fork()).join();
+        break;
+      case "prefix":
+        FilterPrefix.encode(message.node.value, writer.uint32(58).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilterNode {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilterNode();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.node = { $case: "allOf", value: FilterList.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.node = { $case: "anyOf", value: FilterList.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.node = { $case: "must", value: FilterMatch.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.node = { $case: "mustNot", value: FilterMatch.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.node = { $case: "range", value: FilterRange.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.node = { $case: "timeRange", value: FilterTimeRange.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.node = { $case: "prefix", value: FilterPrefix.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilterNode {
+    return {
+      node: isSet(object.allOf)
+        ? { $case: "allOf", value: FilterList.fromJSON(object.allOf) }
+        : isSet(object.all_of)
+        ? { $case: "allOf", value: FilterList.fromJSON(object.all_of) }
+        : isSet(object.anyOf)
+        ? { $case: "anyOf", value: FilterList.fromJSON(object.anyOf) }
+        : isSet(object.any_of)
+        ? { $case: "anyOf", value: FilterList.fromJSON(object.any_of) }
+        : isSet(object.must)
+        ? { $case: "must", value: FilterMatch.fromJSON(object.must) }
+        : isSet(object.mustNot)
+        ? { $case: "mustNot", value: FilterMatch.fromJSON(object.mustNot) }
+        : isSet(object.must_not)
+        ? { $case: "mustNot", value: FilterMatch.fromJSON(object.must_not) }
+        : isSet(object.range)
+        ? { $case: "range", value: FilterRange.fromJSON(object.range) }
+        : isSet(object.timeRange)
+        ? { $case: "timeRange", value: FilterTimeRange.fromJSON(object.timeRange) }
+        : isSet(object.time_range)
+        ? { $case: "timeRange", value: FilterTimeRange.fromJSON(object.time_range) }
+        : isSet(object.prefix)
+        ? { $case: "prefix", value: FilterPrefix.fromJSON(object.prefix) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: FilterNode): unknown {
+    const obj: any = {};
+    if (message.node?.$case === "allOf") {
+      obj.allOf = FilterList.toJSON(message.node.value);
+    } else if (message.node?.$case === "anyOf") {
+      obj.anyOf = FilterList.toJSON(message.node.value);
+    } else if (message.node?.$case === "must") {
+      obj.must = FilterMatch.toJSON(message.node.value);
+    } else if (message.node?.$case === "mustNot") {
+      obj.mustNot = FilterMatch.toJSON(message.node.value);
+    } else if (message.node?.$case === "range") {
+      obj.range = FilterRange.toJSON(message.node.value);
+    } else if (message.node?.$case === "timeRange") {
+      obj.timeRange = FilterTimeRange.toJSON(message.node.value);
+    } else if (message.node?.$case === "prefix") {
+      obj.prefix = FilterPrefix.toJSON(message.node.value);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilterNode>, I>>(base?: I): FilterNode {
+    return FilterNode.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilterNode>, I>>(object: I): FilterNode {
+    const message = createBaseFilterNode();
+    switch (object.node?.$case) {
+      case "allOf": {
+        if (object.node?.value !== undefined && object.node?.value !== null) {
+          message.node = { $case: "allOf", value: FilterList.fromPartial(object.node.value) };
+        }
+        break;
+      }
+      case "anyOf": {
+        if (object.node?.value !== undefined && object.node?.value !== null) {
+          message.node = { $case: "anyOf", value: FilterList.fromPartial(object.node.value) };
+        }
+        break;
+      }
+      case "must": {
+        if (object.node?.value !== undefined && object.node?.value !== null) {
+          message.node = { $case: "must", value: FilterMatch.fromPartial(object.node.value) };
+        }
+        break;
+      }
+      case "mustNot": {
+        if (object.node?.value !== undefined && object.node?.value !== null) {
+          message.node = { $case: "mustNot", value: FilterMatch.fromPartial(object.node.value) };
+        }
+        break;
+      }
+      case "range": {
+        if (object.node?.value !== undefined && object.node?.value !== null) {
+          message.node = { $case: "range", value: FilterRange.fromPartial(object.node.value) };
+        }
+        break;
+      }
+      case "timeRange": {
+        if (object.node?.value !== undefined && object.node?.value !== null) {
+          message.node = { $case: "timeRange", value: FilterTimeRange.fromPartial(object.node.value) };
+        }
+        break;
+      }
+      case "prefix": {
+        if (object.node?.value !== undefined && object.node?.value !== null) {
+          message.node = { $case: "prefix", value: FilterPrefix.fromPartial(object.node.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseFilterList(): FilterList {
+  return { conds: [] };
+}
+
+export const FilterList: MessageFns<FilterList> = {
+  encode(message: FilterList, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.conds) {
+      FilterNode.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilterList {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilterList();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.conds.push(FilterNode.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilterList {
+    return {
+      conds: globalThis.Array.isArray(object?.conds) ? object.conds.map((e: any) => FilterNode.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: FilterList): unknown {
+    const obj: any = {};
+    if (message.conds?.length) {
+      obj.conds = message.conds.map((e) => FilterNode.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilterList>, I>>(base?: I): FilterList {
+    return FilterList.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilterList>, I>>(object: I): FilterList {
+    const message = createBaseFilterList();
+    message.conds = object.conds?.map((e) => FilterNode.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFilterValue(): FilterValue {
+  return { kind: undefined };
+}
+
+export const FilterValue: MessageFns<FilterValue> = {
+  encode(message: FilterValue, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    switch (message.kind?.$case) {
+      case "text":
+        writer.uint32(10).string(message.kind.value);
+        break;
+      case "number":
+        writer.uint32(17).double(message.kind.value);
+        break;
+      case "flag":
+        writer.uint32(24).bool(message.kind.value);
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilterValue {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilterValue();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.kind = { $case: "text", value: reader.string() };
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.kind = { $case: "number", value: reader.double() };
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.kind = { $case: "flag", value: reader.bool() };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilterValue {
+    return {
+      kind: isSet(object.text)
+        ? { $case: "text", value: globalThis.String(object.text) }
+        : isSet(object.number)
+        ? { $case: "number", value: globalThis.Number(object.number) }
+        : isSet(object.flag)
+        ? { $case: "flag", value: globalThis.Boolean(object.flag) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: FilterValue): unknown {
+    const obj: any = {};
+    if (message.kind?.$case === "text") {
+      obj.text = message.kind.value;
+    } else if (message.kind?.$case === "number") {
+      obj.number = floatToJson(message.kind.value);
+    } else if (message.kind?.$case === "flag") {
+      obj.flag = message.kind.value;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilterValue>, I>>(base?: I): FilterValue {
+    return FilterValue.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilterValue>, I>>(object: I): FilterValue {
+    const message = createBaseFilterValue();
+    switch (object.kind?.$case) {
+      case "text": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "text", value: object.kind.value };
+        }
+        break;
+      }
+      case "number": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "number", value: object.kind.value };
+        }
+        break;
+      }
+      case "flag": {
+        if (object.kind?.value !== undefined && object.kind?.value !== null) {
+          message.kind = { $case: "flag", value: object.kind.value };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseFilterMatch(): FilterMatch {
+  return { field: "", values: [] };
+}
+
+export const FilterMatch: MessageFns<FilterMatch> = {
+  encode(message: FilterMatch, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== "") {
+      writer.uint32(10).string(message.field);
+    }
+    for (const v of message.values) {
+      FilterValue.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilterMatch {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilterMatch();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.values.push(FilterValue.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilterMatch {
+    return {
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      values: globalThis.Array.isArray(object?.values) ? object.values.map((e: any) => FilterValue.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: FilterMatch): unknown {
+    const obj: any = {};
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.values?.length) {
+      obj.values = message.values.map((e) => FilterValue.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilterMatch>, I>>(base?: I): FilterMatch {
+    return FilterMatch.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilterMatch>, I>>(object: I): FilterMatch {
+    const message = createBaseFilterMatch();
+    message.field = object.field ?? "";
+    message.values = object.values?.map((e) => FilterValue.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFilterRange(): FilterRange {
+  return { field: "", gte: undefined, gt: undefined, lte: undefined, lt: undefined };
+}
+
+export const FilterRange: MessageFns<FilterRange> = {
+  encode(message: FilterRange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== "") {
+      writer.uint32(10).string(message.field);
+    }
+    if (message.gte !== undefined) {
+      writer.uint32(17).double(message.gte);
+    }
+    if (message.gt !== undefined) {
+      writer.uint32(25).double(message.gt);
+    }
+    if (message.lte !== undefined) {
+      writer.uint32(33).double(message.lte);
+    }
+    if (message.lt !== undefined) {
+      writer.uint32(41).double(message.lt);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilterRange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilterRange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.gte = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.gt = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.lte = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.lt = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilterRange {
+    return {
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      gte: isSet(object.gte) ? globalThis.Number(object.gte) : undefined,
+      gt: isSet(object.gt) ? globalThis.Number(object.gt) : undefined,
+      lte: isSet(object.lte) ? globalThis.Number(object.lte) : undefined,
+      lt: isSet(object.lt) ? globalThis.Number(object.lt) : undefined,
+    };
+  },
+
+  toJSON(message: FilterRange): unknown {
+    const obj: any = {};
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.gte !== undefined) {
+      obj.gte = floatToJson(message.gte);
+    }
+    if (message.gt !== undefined) {
+      obj.gt = floatToJson(message.gt);
+    }
+    if (message.lte !== undefined) {
+      obj.lte = floatToJson(message.lte);
+    }
+    if (message.lt !== undefined) {
+      obj.lt = floatToJson(message.lt);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilterRange>, I>>(base?: I): FilterRange {
+    return FilterRange.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilterRange>, I>>(object: I): FilterRange {
+    const message = createBaseFilterRange();
+    message.field = object.field ?? "";
+    message.gte = object.gte ?? undefined;
+    message.gt = object.gt ?? undefined;
+    message.lte = object.lte ?? undefined;
+    message.lt = object.lt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseFilterTimeRange(): FilterTimeRange {
+  return { field: "", gteMs: undefined, gtMs: undefined, lteMs: undefined, ltMs: undefined };
+}
+
+export const FilterTimeRange: MessageFns<FilterTimeRange> = {
+  encode(message: FilterTimeRange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== "") {
+      writer.uint32(10).string(message.field);
+    }
+    if (message.gteMs !== undefined) {
+      writer.uint32(16).int64(message.gteMs);
+    }
+    if (message.gtMs !== undefined) {
+      writer.uint32(24).int64(message.gtMs);
+    }
+    if (message.lteMs !== undefined) {
+      writer.uint32(32).int64(message.lteMs);
+    }
+    if (message.ltMs !== undefined) {
+      writer.uint32(40).int64(message.ltMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilterTimeRange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilterTimeRange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.gteMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.gtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.lteMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.ltMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilterTimeRange {
+    return {
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      gteMs: isSet(object.gteMs)
+        ? globalThis.Number(object.gteMs)
+        : isSet(object.gte_ms)
+        ? globalThis.Number(object.gte_ms)
+        : undefined,
+      gtMs: isSet(object.gtMs)
+        ? globalThis.Number(object.gtMs)
+        : isSet(object.gt_ms)
+        ? globalThis.Number(object.gt_ms)
+        : undefined,
+      lteMs: isSet(object.lteMs)
+        ? globalThis.Number(object.lteMs)
+        : isSet(object.lte_ms)
+        ? globalThis.Number(object.lte_ms)
+        : undefined,
+      ltMs: isSet(object.ltMs)
+        ? globalThis.Number(object.ltMs)
+        : isSet(object.lt_ms)
+        ? globalThis.Number(object.lt_ms)
+        : undefined,
+    };
+  },
+
+  toJSON(message: FilterTimeRange): unknown {
+    const obj: any = {};
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.gteMs !== undefined) {
+      obj.gteMs = Math.round(message.gteMs);
+    }
+    if (message.gtMs !== undefined) {
+      obj.gtMs = Math.round(message.gtMs);
+    }
+    if (message.lteMs !== undefined) {
+      obj.lteMs = Math.round(message.lteMs);
+    }
+    if (message.ltMs !== undefined) {
+      obj.ltMs = Math.round(message.ltMs);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilterTimeRange>, I>>(base?: I): FilterTimeRange {
+    return FilterTimeRange.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilterTimeRange>, I>>(object: I): FilterTimeRange {
+    const message = createBaseFilterTimeRange();
+    message.field = object.field ?? "";
+    message.gteMs = object.gteMs ?? undefined;
+    message.gtMs = object.gtMs ?? undefined;
+    message.lteMs = object.lteMs ?? undefined;
+    message.ltMs = object.ltMs ?? undefined;
+    return message;
+  },
+};
+
+function createBaseFilterPrefix(): FilterPrefix {
+  return { field: "", prefix: "" };
+}
+
+export const FilterPrefix: MessageFns<FilterPrefix> = {
+  encode(message: FilterPrefix, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.field !== "") {
+      writer.uint32(10).string(message.field);
+    }
+    if (message.prefix !== "") {
+      writer.uint32(18).string(message.prefix);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FilterPrefix {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFilterPrefix();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.field = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.prefix = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FilterPrefix {
+    return {
+      field: isSet(object.field) ? globalThis.String(object.field) : "",
+      prefix: isSet(object.prefix) ? globalThis.String(object.prefix) : "",
+    };
+  },
+
+  toJSON(message: FilterPrefix): unknown {
+    const obj: any = {};
+    if (message.field !== "") {
+      obj.field = message.field;
+    }
+    if (message.prefix !== "") {
+      obj.prefix = message.prefix;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FilterPrefix>, I>>(base?: I): FilterPrefix {
+    return FilterPrefix.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FilterPrefix>, I>>(object: I): FilterPrefix {
+    const message = createBaseFilterPrefix();
+    message.field = object.field ?? "";
+    message.prefix = object.prefix ?? "";
     return message;
   },
 };

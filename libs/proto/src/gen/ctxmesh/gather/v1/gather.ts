@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { CandidateFate, Identity, NamedCount, NamedValue } from "../../common/v1/common";
+import { CandidateFate, FilterNode, Identity, NamedCount, NamedValue } from "../../common/v1/common";
 
 /** One list-mode hit. */
 export interface Hit {
@@ -54,8 +54,10 @@ export interface FindRequest {
   imageUrl: string;
   /** Target URIs; empty means the identity's default scope. */
   targetUris: string[];
-  /** Effective metadata filter (context-contract §1.8) as JSON; "" for none. */
-  filterJson: string;
+  /** Effective metadata filter (context-contract §1.8); absent for none. */
+  filter:
+    | FilterNode
+    | undefined;
   /** Rows wanted. */
   limit: number;
   /** Minimum raw score, when set. */
@@ -64,8 +66,8 @@ export interface FindRequest {
     | undefined;
   /** Levels to keep; empty keeps all. */
   levels: number[];
-  /** Valid-time instant (ISO-8601); "" means now. */
-  asOf: string;
+  /** Valid-time instant, ms since the epoch; absent means now. */
+  asOfMs?: number | undefined;
 }
 
 /** Find output, bucketed like OpenViking's FindResult. */
@@ -110,8 +112,10 @@ export interface GatherCandidatesRequest {
   queries: string[];
   /** Image query forwarded to every search; "" when absent. */
   imageUrl: string;
-  /** Effective metadata filter as JSON; "" for none. */
-  filterJson: string;
+  /** Effective metadata filter; absent for none. */
+  filter:
+    | FilterNode
+    | undefined;
   /** Flat-mode limit (node_limit if given, else limit). */
   limit: number;
   /** Score threshold passed verbatim to retrieval. */
@@ -128,8 +132,10 @@ export interface GatherCandidatesRequest {
   otherPeerPenalties: NamedValue[];
   /** exclude_uris union cooled ledger URIs. */
   excludedUris: string[];
-  /** Valid-time instant (ISO-8601); "" means now. */
-  asOf: string;
+  /** Valid-time instant, ms since the epoch; absent means now. */
+  asOfMs?:
+    | number
+    | undefined;
   /** "compat" (or "") for the contract's gathering, "evidence" for a pool sized by the budget. */
   packing: string;
   /** Token budget of the request (the evidence pool is sized by it). */
@@ -224,8 +230,10 @@ export interface GatherPassagesRequest {
     | undefined;
   /** At most this many passages per document. */
   maxPerDocument: number;
-  /** Valid-time instant (ISO-8601); "" means now. */
-  asOf: string;
+  /** Valid-time instant, ms since the epoch; absent means now. */
+  asOfMs?:
+    | number
+    | undefined;
   /** Candidate pool size for passages before MMR and caps (0 = default). */
   candidatePool: number;
 }
@@ -252,8 +260,8 @@ export interface ExpandLinksRequest {
   queries: string[];
   /** Maximum linked nodes returned. */
   limit: number;
-  /** Valid-time instant (ISO-8601); "" means now. */
-  asOf: string;
+  /** Valid-time instant, ms since the epoch; absent means now. */
+  asOfMs?: number | undefined;
 }
 
 /** Graph-assist output. */
@@ -483,11 +491,11 @@ function createBaseFindRequest(): FindRequest {
     queries: [],
     imageUrl: "",
     targetUris: [],
-    filterJson: "",
+    filter: undefined,
     limit: 0,
     scoreThreshold: undefined,
     levels: [],
-    asOf: "",
+    asOfMs: undefined,
   };
 }
 
@@ -505,8 +513,8 @@ export const FindRequest: MessageFns<FindRequest> = {
     for (const v of message.targetUris) {
       writer.uint32(34).string(v!);
     }
-    if (message.filterJson !== "") {
-      writer.uint32(42).string(message.filterJson);
+    if (message.filter !== undefined) {
+      FilterNode.encode(message.filter, writer.uint32(82).fork()).join();
     }
     if (message.limit !== 0) {
       writer.uint32(48).int32(message.limit);
@@ -521,8 +529,8 @@ export const FindRequest: MessageFns<FindRequest> = {
       }
       writer.join();
     }
-    if (message.asOf !== "") {
-      writer.uint32(74).string(message.asOf);
+    if (message.asOfMs !== undefined) {
+      writer.uint32(88).int64(message.asOfMs);
     }
     return writer;
   },
@@ -572,12 +580,12 @@ export const FindRequest: MessageFns<FindRequest> = {
             message.targetUris.push(reader.string());
             continue;
           }
-          case 5: {
-            if (tag !== 42) {
+          case 10: {
+            if (tag !== 82) {
               break;
             }
 
-            message.filterJson = reader.string();
+            message.filter = FilterNode.decode(reader, reader.uint32());
             continue;
           }
           case 6: {
@@ -614,12 +622,12 @@ export const FindRequest: MessageFns<FindRequest> = {
 
             break;
           }
-          case 9: {
-            if (tag !== 74) {
+          case 11: {
+            if (tag !== 88) {
               break;
             }
 
-            message.asOf = reader.string();
+            message.asOfMs = longToNumber(reader.int64());
             continue;
           }
         }
@@ -648,11 +656,7 @@ export const FindRequest: MessageFns<FindRequest> = {
         : globalThis.Array.isArray(object?.target_uris)
         ? object.target_uris.map((e: any) => globalThis.String(e))
         : [],
-      filterJson: isSet(object.filterJson)
-        ? globalThis.String(object.filterJson)
-        : isSet(object.filter_json)
-        ? globalThis.String(object.filter_json)
-        : "",
+      filter: isSet(object.filter) ? FilterNode.fromJSON(object.filter) : undefined,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       scoreThreshold: isSet(object.scoreThreshold)
         ? globalThis.Number(object.scoreThreshold)
@@ -662,11 +666,11 @@ export const FindRequest: MessageFns<FindRequest> = {
       levels: globalThis.Array.isArray(object?.levels)
         ? object.levels.map((e: any) => globalThis.Number(e))
         : [],
-      asOf: isSet(object.asOf)
-        ? globalThis.String(object.asOf)
-        : isSet(object.as_of)
-        ? globalThis.String(object.as_of)
-        : "",
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
     };
   },
 
@@ -684,8 +688,8 @@ export const FindRequest: MessageFns<FindRequest> = {
     if (message.targetUris?.length) {
       obj.targetUris = message.targetUris;
     }
-    if (message.filterJson !== "") {
-      obj.filterJson = message.filterJson;
+    if (message.filter !== undefined) {
+      obj.filter = FilterNode.toJSON(message.filter);
     }
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
@@ -696,8 +700,8 @@ export const FindRequest: MessageFns<FindRequest> = {
     if (message.levels?.length) {
       obj.levels = message.levels.map((e) => Math.round(e));
     }
-    if (message.asOf !== "") {
-      obj.asOf = message.asOf;
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
     }
     return obj;
   },
@@ -713,11 +717,13 @@ export const FindRequest: MessageFns<FindRequest> = {
     message.queries = object.queries?.map((e) => e) || [];
     message.imageUrl = object.imageUrl ?? "";
     message.targetUris = object.targetUris?.map((e) => e) || [];
-    message.filterJson = object.filterJson ?? "";
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? FilterNode.fromPartial(object.filter)
+      : undefined;
     message.limit = object.limit ?? 0;
     message.scoreThreshold = object.scoreThreshold ?? undefined;
     message.levels = object.levels?.map((e) => e) || [];
-    message.asOf = object.asOf ?? "";
+    message.asOfMs = object.asOfMs ?? undefined;
     return message;
   },
 };
@@ -1047,7 +1053,7 @@ function createBaseGatherCandidatesRequest(): GatherCandidatesRequest {
     identity: undefined,
     queries: [],
     imageUrl: "",
-    filterJson: "",
+    filter: undefined,
     limit: 0,
     scoreThreshold: undefined,
     bucketed: false,
@@ -1055,7 +1061,7 @@ function createBaseGatherCandidatesRequest(): GatherCandidatesRequest {
     peerScope: "",
     otherPeerPenalties: [],
     excludedUris: [],
-    asOf: "",
+    asOfMs: undefined,
     packing: "",
     maxTokens: 0,
     tokenizer: "",
@@ -1075,8 +1081,8 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     if (message.imageUrl !== "") {
       writer.uint32(26).string(message.imageUrl);
     }
-    if (message.filterJson !== "") {
-      writer.uint32(34).string(message.filterJson);
+    if (message.filter !== undefined) {
+      FilterNode.encode(message.filter, writer.uint32(146).fork()).join();
     }
     if (message.limit !== 0) {
       writer.uint32(40).int32(message.limit);
@@ -1099,8 +1105,8 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     for (const v of message.excludedUris) {
       writer.uint32(90).string(v!);
     }
-    if (message.asOf !== "") {
-      writer.uint32(98).string(message.asOf);
+    if (message.asOfMs !== undefined) {
+      writer.uint32(152).int64(message.asOfMs);
     }
     if (message.packing !== "") {
       writer.uint32(106).string(message.packing);
@@ -1157,12 +1163,12 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
             message.imageUrl = reader.string();
             continue;
           }
-          case 4: {
-            if (tag !== 34) {
+          case 18: {
+            if (tag !== 146) {
               break;
             }
 
-            message.filterJson = reader.string();
+            message.filter = FilterNode.decode(reader, reader.uint32());
             continue;
           }
           case 5: {
@@ -1221,12 +1227,12 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
             message.excludedUris.push(reader.string());
             continue;
           }
-          case 12: {
-            if (tag !== 98) {
+          case 19: {
+            if (tag !== 152) {
               break;
             }
 
-            message.asOf = reader.string();
+            message.asOfMs = longToNumber(reader.int64());
             continue;
           }
           case 13: {
@@ -1290,11 +1296,7 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
         : isSet(object.image_url)
         ? globalThis.String(object.image_url)
         : "",
-      filterJson: isSet(object.filterJson)
-        ? globalThis.String(object.filterJson)
-        : isSet(object.filter_json)
-        ? globalThis.String(object.filter_json)
-        : "",
+      filter: isSet(object.filter) ? FilterNode.fromJSON(object.filter) : undefined,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       scoreThreshold: isSet(object.scoreThreshold)
         ? globalThis.Number(object.scoreThreshold)
@@ -1318,11 +1320,11 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
         : globalThis.Array.isArray(object?.excluded_uris)
         ? object.excluded_uris.map((e: any) => globalThis.String(e))
         : [],
-      asOf: isSet(object.asOf)
-        ? globalThis.String(object.asOf)
-        : isSet(object.as_of)
-        ? globalThis.String(object.as_of)
-        : "",
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
       packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
       maxTokens: isSet(object.maxTokens)
         ? globalThis.Number(object.maxTokens)
@@ -1350,8 +1352,8 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     if (message.imageUrl !== "") {
       obj.imageUrl = message.imageUrl;
     }
-    if (message.filterJson !== "") {
-      obj.filterJson = message.filterJson;
+    if (message.filter !== undefined) {
+      obj.filter = FilterNode.toJSON(message.filter);
     }
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
@@ -1374,8 +1376,8 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     if (message.excludedUris?.length) {
       obj.excludedUris = message.excludedUris;
     }
-    if (message.asOf !== "") {
-      obj.asOf = message.asOf;
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
     }
     if (message.packing !== "") {
       obj.packing = message.packing;
@@ -1405,7 +1407,9 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
       : undefined;
     message.queries = object.queries?.map((e) => e) || [];
     message.imageUrl = object.imageUrl ?? "";
-    message.filterJson = object.filterJson ?? "";
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? FilterNode.fromPartial(object.filter)
+      : undefined;
     message.limit = object.limit ?? 0;
     message.scoreThreshold = object.scoreThreshold ?? undefined;
     message.bucketed = object.bucketed ?? false;
@@ -1413,7 +1417,7 @@ export const GatherCandidatesRequest: MessageFns<GatherCandidatesRequest> = {
     message.peerScope = object.peerScope ?? "";
     message.otherPeerPenalties = object.otherPeerPenalties?.map((e) => NamedValue.fromPartial(e)) || [];
     message.excludedUris = object.excludedUris?.map((e) => e) || [];
-    message.asOf = object.asOf ?? "";
+    message.asOfMs = object.asOfMs ?? undefined;
     message.packing = object.packing ?? "";
     message.maxTokens = object.maxTokens ?? 0;
     message.tokenizer = object.tokenizer ?? "";
@@ -2004,7 +2008,7 @@ function createBaseGatherPassagesRequest(): GatherPassagesRequest {
     memoryK: 0,
     mmrLambda: undefined,
     maxPerDocument: 0,
-    asOf: "",
+    asOfMs: undefined,
     candidatePool: 0,
   };
 }
@@ -2032,8 +2036,8 @@ export const GatherPassagesRequest: MessageFns<GatherPassagesRequest> = {
     if (message.maxPerDocument !== 0) {
       writer.uint32(56).int32(message.maxPerDocument);
     }
-    if (message.asOf !== "") {
-      writer.uint32(66).string(message.asOf);
+    if (message.asOfMs !== undefined) {
+      writer.uint32(80).int64(message.asOfMs);
     }
     if (message.candidatePool !== 0) {
       writer.uint32(72).int32(message.candidatePool);
@@ -2110,12 +2114,12 @@ export const GatherPassagesRequest: MessageFns<GatherPassagesRequest> = {
             message.maxPerDocument = reader.int32();
             continue;
           }
-          case 8: {
-            if (tag !== 66) {
+          case 10: {
+            if (tag !== 80) {
               break;
             }
 
-            message.asOf = reader.string();
+            message.asOfMs = longToNumber(reader.int64());
             continue;
           }
           case 9: {
@@ -2163,11 +2167,11 @@ export const GatherPassagesRequest: MessageFns<GatherPassagesRequest> = {
         : isSet(object.max_per_document)
         ? globalThis.Number(object.max_per_document)
         : 0,
-      asOf: isSet(object.asOf)
-        ? globalThis.String(object.asOf)
-        : isSet(object.as_of)
-        ? globalThis.String(object.as_of)
-        : "",
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
       candidatePool: isSet(object.candidatePool)
         ? globalThis.Number(object.candidatePool)
         : isSet(object.candidate_pool)
@@ -2199,8 +2203,8 @@ export const GatherPassagesRequest: MessageFns<GatherPassagesRequest> = {
     if (message.maxPerDocument !== 0) {
       obj.maxPerDocument = Math.round(message.maxPerDocument);
     }
-    if (message.asOf !== "") {
-      obj.asOf = message.asOf;
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
     }
     if (message.candidatePool !== 0) {
       obj.candidatePool = Math.round(message.candidatePool);
@@ -2222,7 +2226,7 @@ export const GatherPassagesRequest: MessageFns<GatherPassagesRequest> = {
     message.memoryK = object.memoryK ?? 0;
     message.mmrLambda = object.mmrLambda ?? undefined;
     message.maxPerDocument = object.maxPerDocument ?? 0;
-    message.asOf = object.asOf ?? "";
+    message.asOfMs = object.asOfMs ?? undefined;
     message.candidatePool = object.candidatePool ?? 0;
     return message;
   },
@@ -2338,7 +2342,7 @@ export const GatherPassagesResponse: MessageFns<GatherPassagesResponse> = {
 };
 
 function createBaseExpandLinksRequest(): ExpandLinksRequest {
-  return { identity: undefined, seedUris: [], queries: [], limit: 0, asOf: "" };
+  return { identity: undefined, seedUris: [], queries: [], limit: 0, asOfMs: undefined };
 }
 
 export const ExpandLinksRequest: MessageFns<ExpandLinksRequest> = {
@@ -2355,8 +2359,8 @@ export const ExpandLinksRequest: MessageFns<ExpandLinksRequest> = {
     if (message.limit !== 0) {
       writer.uint32(32).int32(message.limit);
     }
-    if (message.asOf !== "") {
-      writer.uint32(42).string(message.asOf);
+    if (message.asOfMs !== undefined) {
+      writer.uint32(48).int64(message.asOfMs);
     }
     return writer;
   },
@@ -2406,12 +2410,12 @@ export const ExpandLinksRequest: MessageFns<ExpandLinksRequest> = {
             message.limit = reader.int32();
             continue;
           }
-          case 5: {
-            if (tag !== 42) {
+          case 6: {
+            if (tag !== 48) {
               break;
             }
 
-            message.asOf = reader.string();
+            message.asOfMs = longToNumber(reader.int64());
             continue;
           }
         }
@@ -2436,11 +2440,11 @@ export const ExpandLinksRequest: MessageFns<ExpandLinksRequest> = {
         : [],
       queries: globalThis.Array.isArray(object?.queries) ? object.queries.map((e: any) => globalThis.String(e)) : [],
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
-      asOf: isSet(object.asOf)
-        ? globalThis.String(object.asOf)
-        : isSet(object.as_of)
-        ? globalThis.String(object.as_of)
-        : "",
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
     };
   },
 
@@ -2458,8 +2462,8 @@ export const ExpandLinksRequest: MessageFns<ExpandLinksRequest> = {
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
     }
-    if (message.asOf !== "") {
-      obj.asOf = message.asOf;
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
     }
     return obj;
   },
@@ -2475,7 +2479,7 @@ export const ExpandLinksRequest: MessageFns<ExpandLinksRequest> = {
     message.seedUris = object.seedUris?.map((e) => e) || [];
     message.queries = object.queries?.map((e) => e) || [];
     message.limit = object.limit ?? 0;
-    message.asOf = object.asOf ?? "";
+    message.asOfMs = object.asOfMs ?? undefined;
     return message;
   },
 };
@@ -2731,6 +2735,17 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

@@ -141,10 +141,14 @@ export interface WriteOp {
   content: string;
   /** Mode. */
   mode: WriteMode;
-  /** Valid-time start (ISO-8601, "" = open). */
-  validFrom: string;
-  /** Valid-time end (ISO-8601, "" = open). */
-  validTo: string;
+  /** Valid-time start, ms since the epoch; absent = open. */
+  validFromMs?:
+    | number
+    | undefined;
+  /** Valid-time end (exclusive), ms since the epoch; absent = open. */
+  validToMs?:
+    | number
+    | undefined;
   /** Tags (k=v). */
   tags: string[];
   /** Publish time (ms since epoch). */
@@ -210,8 +214,8 @@ function createBaseWriteOp(): WriteOp {
     uri: "",
     content: "",
     mode: 0,
-    validFrom: "",
-    validTo: "",
+    validFromMs: undefined,
+    validToMs: undefined,
     tags: [],
     publishedAtMs: 0,
     subject: "",
@@ -235,11 +239,11 @@ export const WriteOp: MessageFns<WriteOp> = {
     if (message.mode !== 0) {
       writer.uint32(40).int32(message.mode);
     }
-    if (message.validFrom !== "") {
-      writer.uint32(50).string(message.validFrom);
+    if (message.validFromMs !== undefined) {
+      writer.uint32(88).int64(message.validFromMs);
     }
-    if (message.validTo !== "") {
-      writer.uint32(58).string(message.validTo);
+    if (message.validToMs !== undefined) {
+      writer.uint32(96).int64(message.validToMs);
     }
     for (const v of message.tags) {
       writer.uint32(66).string(v!);
@@ -306,20 +310,20 @@ export const WriteOp: MessageFns<WriteOp> = {
             message.mode = reader.int32() as any;
             continue;
           }
-          case 6: {
-            if (tag !== 50) {
+          case 11: {
+            if (tag !== 88) {
               break;
             }
 
-            message.validFrom = reader.string();
+            message.validFromMs = longToNumber(reader.int64());
             continue;
           }
-          case 7: {
-            if (tag !== 58) {
+          case 12: {
+            if (tag !== 96) {
               break;
             }
 
-            message.validTo = reader.string();
+            message.validToMs = longToNumber(reader.int64());
             continue;
           }
           case 8: {
@@ -369,16 +373,16 @@ export const WriteOp: MessageFns<WriteOp> = {
       uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
       content: isSet(object.content) ? globalThis.String(object.content) : "",
       mode: isSet(object.mode) ? writeModeFromJSON(object.mode) : 0,
-      validFrom: isSet(object.validFrom)
-        ? globalThis.String(object.validFrom)
-        : isSet(object.valid_from)
-        ? globalThis.String(object.valid_from)
-        : "",
-      validTo: isSet(object.validTo)
-        ? globalThis.String(object.validTo)
-        : isSet(object.valid_to)
-        ? globalThis.String(object.valid_to)
-        : "",
+      validFromMs: isSet(object.validFromMs)
+        ? globalThis.Number(object.validFromMs)
+        : isSet(object.valid_from_ms)
+        ? globalThis.Number(object.valid_from_ms)
+        : undefined,
+      validToMs: isSet(object.validToMs)
+        ? globalThis.Number(object.validToMs)
+        : isSet(object.valid_to_ms)
+        ? globalThis.Number(object.valid_to_ms)
+        : undefined,
       tags: globalThis.Array.isArray(object?.tags)
         ? object.tags.map((e: any) => globalThis.String(e))
         : [],
@@ -408,11 +412,11 @@ export const WriteOp: MessageFns<WriteOp> = {
     if (message.mode !== 0) {
       obj.mode = writeModeToJSON(message.mode);
     }
-    if (message.validFrom !== "") {
-      obj.validFrom = message.validFrom;
+    if (message.validFromMs !== undefined) {
+      obj.validFromMs = Math.round(message.validFromMs);
     }
-    if (message.validTo !== "") {
-      obj.validTo = message.validTo;
+    if (message.validToMs !== undefined) {
+      obj.validToMs = Math.round(message.validToMs);
     }
     if (message.tags?.length) {
       obj.tags = message.tags;
@@ -438,8 +442,8 @@ export const WriteOp: MessageFns<WriteOp> = {
     message.uri = object.uri ?? "";
     message.content = object.content ?? "";
     message.mode = object.mode ?? 0;
-    message.validFrom = object.validFrom ?? "";
-    message.validTo = object.validTo ?? "";
+    message.validFromMs = object.validFromMs ?? undefined;
+    message.validToMs = object.validToMs ?? undefined;
     message.tags = object.tags?.map((e) => e) || [];
     message.publishedAtMs = object.publishedAtMs ?? 0;
     message.subject = object.subject ?? "";

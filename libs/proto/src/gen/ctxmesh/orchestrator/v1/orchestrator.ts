@@ -18,7 +18,16 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { CandidateFate, Entry, Identity, NamedCount, NamedValue, StageResult } from "../../common/v1/common";
+import {
+  CandidateFate,
+  Detail,
+  Entry,
+  FilterNode,
+  Identity,
+  NamedCount,
+  NamedValue,
+  StageResult,
+} from "../../common/v1/common";
 
 /** List-mode search input (validated by the gateway). */
 export interface SearchRequest {
@@ -32,8 +41,10 @@ export interface SearchRequest {
   imageUrl: string;
   /** Target URIs (alias-resolved). */
   targetUris: string[];
-  /** Effective filter JSON ("" = none). */
-  filterJson: string;
+  /** Effective filter (absent = none). */
+  filter:
+    | FilterNode
+    | undefined;
   /** Rows wanted. */
   limit: number;
   /** Score threshold. */
@@ -44,8 +55,8 @@ export interface SearchRequest {
   levels: number[];
   /** Session id for intent analysis ("" = none). */
   sessionId: string;
-  /** Valid-time instant. */
-  asOf: string;
+  /** Valid-time instant, ms since the epoch (absent = now). */
+  asOfMs?: number | undefined;
 }
 
 /** A list-mode hit (context-contract §1.6 list). */
@@ -102,8 +113,10 @@ export interface AssembleContextRequest {
   query: string;
   /** Image query ("" = none). */
   imageUrl: string;
-  /** Effective filter JSON ("" = none). */
-  filterJson: string;
+  /** Effective filter (absent = none). */
+  filter:
+    | FilterNode
+    | undefined;
   /** Flat-mode limit (node_limit if given, else limit). */
   limit: number;
   /** Score threshold. */
@@ -122,8 +135,10 @@ export interface AssembleContextRequest {
   quotas: NamedCount[];
   /** Purpose ("" = null). */
   purpose: string;
-  /** Normalised detail JSON (null, a tier, or {category: tier}). */
-  detailJson: string;
+  /** Normalised detail pin (absent = none). */
+  detail:
+    | Detail
+    | undefined;
   /** dedup_turns. */
   dedupTurns: number;
   /** Normalised exclude_uris. */
@@ -138,10 +153,10 @@ export interface AssembleContextRequest {
   rewriteMaxBullets: number;
   /** Tokenizer. */
   tokenizer: string;
-  /** Names reported in stats.ignored, in order. */
-  ignored: string[];
-  /** Valid-time instant ("" = now). */
-  asOf: string;
+  /** Valid-time instant, ms since the epoch (absent = now). */
+  asOfMs?:
+    | number
+    | undefined;
   /** Whole-request time budget in ms (0 = none). */
   timeBudgetMs: number;
   /** Optional stages asked for (query_rewrite, graph_assist, rerank). */
@@ -150,13 +165,13 @@ export interface AssembleContextRequest {
   codeOutline: boolean;
   /** "compat" or "evidence"; "" = the server's default (CTXMESH_CONTEXT_PACKING). */
   packing: string;
-  /** Also return the fate of every candidate considered (fates) and the `explain` object (explain_json). */
+  /** Also return the fate of every candidate considered (fates) and the explanation (explain). */
   explain: boolean;
 }
 
 /**
- * Context assembly output. stats_json carries the stats object with its keys in
- * contract order (the gateway appends route-specific keys).
+ * Context assembly output. The gateway writes the contract's JSON from it (key order, and
+ * which keys a request without additions shows).
  */
 export interface AssembleContextResponse {
   /** Entries. */
@@ -165,14 +180,242 @@ export interface AssembleContextResponse {
   rendered: string;
   /** Digest ("" unless a rewrite succeeded). */
   digest: string;
-  /** Stats as JSON, keys in contract order. */
-  statsJson: string;
+  /** What the assembly did (context-contract §6.3). */
+  stats:
+    | ContextStats
+    | undefined;
   /** Stage results (timings and skips). */
   stages: StageResult[];
   /** With explain: gathering's fates, then planning's, one per node considered. */
   fates: CandidateFate[];
-  /** The `explain` object as JSON ("" unless the request asked for it). */
-  explainJson: string;
+  /** The explanation (absent unless the request asked for it). */
+  explain: ContextExplain | undefined;
+}
+
+/** Candidates per origin (context-contract §2.4). */
+export interface OriginCounts {
+  /** The actor peer's own memories. */
+  actorPeer: number;
+  /** The caller's user space and shared scopes. */
+  self: number;
+  /** Other peers' memories. */
+  otherPeer: number;
+}
+
+/** Resolved quotas of a bucketed request. */
+export interface Quotas {
+  /** Quotas in their resolved order. */
+  counts: NamedCount[];
+}
+
+/** How the budget was filled (context-contract §5.3). */
+export interface FillStats {
+  /** Tokens placed breadth first. */
+  floorTokens: number;
+  /** Candidates upgraded to their overview. */
+  overviewUpgrades: number;
+  /** Candidates upgraded to their full text. */
+  fullUpgrades: number;
+  /** Upgrades paid from the spare budget. */
+  spareUpgrades: number;
+}
+
+/** Token usage of the digest rewrite's model call. */
+export interface TokenUsage {
+  /** Prompt tokens. */
+  promptTokens: number;
+  /** Completion tokens. */
+  completionTokens: number;
+}
+
+/** The session ledger's part of a request (context-contract §7). */
+export interface DedupStats {
+  /** dedup_turns of the request. */
+  turns: number;
+  /** off, new, ok, unavailable or write_failed. */
+  status: string;
+  /** URIs cooled by the ledger. */
+  cooled: number;
+  /** Ledger turn of this request (absent unless the ledger was loaded). */
+  turn?: number | undefined;
+}
+
+/** What the evidence packing's gathering and planning decided (context-contract §10.5). */
+export interface EvidenceStats {
+  /** Search rounds made. */
+  rounds: number;
+  /** Rows each search asked for, per round. */
+  widths: number[];
+  /** Relevance floor (absent without hits). */
+  relevanceFloor?:
+    | number
+    | undefined;
+  /** Candidates below the floor (gathering's and planning's). */
+  belowFloor: number;
+}
+
+/**
+ * What a context assembly did: the facts behind stats (context-contract §6.3). Plain data:
+ * which of them the JSON shows, and in which order, is the gateway's business.
+ */
+export interface ContextStats {
+  /** Hits per bucket ("all" in flat mode) in completion order. */
+  searched: NamedCount[];
+  /** Candidates after exclusion, filtering and truncation. */
+  candidates: number;
+  /** Hit occurrences dropped as excluded or cooled. */
+  excluded: number;
+  /** Candidates per origin. */
+  origins:
+    | OriginCounts
+    | undefined;
+  /** "actor" or "all". */
+  peerScope: string;
+  /** Resolved quotas (absent in flat mode). */
+  quotas:
+    | Quotas
+    | undefined;
+  /** Failed retrieval calls, at most 5. */
+  retrievalErrors: string[];
+  /** The token budget used. */
+  maxTokens: number;
+  /** Tokens spent, separators included. */
+  usedTokens: number;
+  /** Per-entry cap. */
+  perEntryCap: number;
+  /** Entries returned. */
+  returned: number;
+  /** Candidates that fit no tier. */
+  dropped: number;
+  /** Candidates skipped by body de-duplication. */
+  deduped: number;
+  /** The detail pin applied (absent = none). */
+  detail:
+    | Detail
+    | undefined;
+  /** Tier → entries, in order of first appearance. */
+  tierCounts: NamedCount[];
+  /** How the budget was filled. */
+  fill:
+    | FillStats
+    | undefined;
+  /** The request's purpose ("" = none). */
+  purpose: string;
+  /** off, used or failed. */
+  queryExpansion: string;
+  /** Queries searched, original first. */
+  plannedQueries: string[];
+  /** Score threshold applied (absent = none). */
+  scoreThreshold?:
+    | number
+    | undefined;
+  /** Resolved other-peer penalties, all seven categories in order. */
+  otherPeerPenalties: NamedValue[];
+  /** off, ok, no_relevant, failed or timeout. */
+  rewrite: string;
+  /** Token usage of the digest rewrite (absent = none). */
+  rewriteUsage:
+    | TokenUsage
+    | undefined;
+  /** The session ledger's part. */
+  dedup:
+    | DedupStats
+    | undefined;
+  /** Who wrote the digest: "model" or "extractive" ("" = nobody). */
+  rewriteEngine: string;
+  /** Tokenizer of the request ("" or "estimate" = the estimate). */
+  tokenizer: string;
+  /** The packing that ran: compat or evidence. */
+  packing: string;
+  /** Evidence packing's decisions (absent for compat). */
+  evidence:
+    | EvidenceStats
+    | undefined;
+  /** The request's time budget in ms (0 = none). */
+  timeBudgetMs: number;
+  /** With a time budget: optional stages skipped for time, failed or timed out. */
+  degradedStages: string[];
+  /** With a time budget: every recorded stage → ms rounded to 0.01, in run order. */
+  stageMs: NamedValue[];
+}
+
+/** One stage of an explanation's time line. */
+export interface ExplainStage {
+  /** Stage name. */
+  stage: string;
+  /** ok, skipped, failed or timeout. */
+  outcome: string;
+  /** Start, ms since the request started (0.01). */
+  startMs: number;
+  /** Duration, ms (0.01). */
+  ms: number;
+  /** Reason of a skip or failure ("" = none). */
+  reason: string;
+}
+
+/**
+ * Fragment tokens per tier of a context candidate (absent: no text, larger than the whole
+ * block, or not priced).
+ */
+export interface TierTokens {
+  /** uri tier. */
+  uri?:
+    | number
+    | undefined;
+  /** abstract tier. */
+  abstract?:
+    | number
+    | undefined;
+  /** overview tier. */
+  overview?:
+    | number
+    | undefined;
+  /** full tier. */
+  full?: number | undefined;
+}
+
+/** One candidate of a context explanation. */
+export interface ContextExplainRow {
+  /** 1-based rank among the candidates the plan saw (absent for a hit gathering left out). */
+  rank?:
+    | number
+    | undefined;
+  /** URI. */
+  uri: string;
+  /** Category. */
+  category: string;
+  /** actor_peer, self or other_peer ("" for a hit that never became a candidate). */
+  origin: string;
+  /** Retrieval score. */
+  score: number;
+  /** The score ranking compared. */
+  rankedScore: number;
+  /** Served tier ("" = none). */
+  tier: string;
+  /** Fragment tokens per tier. */
+  tokens:
+    | TierTokens
+    | undefined;
+  /** served, below_threshold, cooled, excluded, deduped, budget, quota or relevance_floor. */
+  reason: string;
+  /** With cooled: the session turn the URI was served in. */
+  cooledTurn?: number | undefined;
+}
+
+/** Why a context block holds what it holds (issue 14). */
+export interface ContextExplain {
+  /** OpenTelemetry trace id ("" = tracing off). */
+  traceId: string;
+  /** The packing that ran. */
+  packing: string;
+  /** Every stage in run order. */
+  stages: ExplainStage[];
+  /** Tokens placed breadth first. */
+  floorTokens: number;
+  /** Tokens added by the upgrade passes. */
+  upgradeTokens: number;
+  /** The plan's candidates in rank order, then the hits gathering left out. */
+  candidates: ContextExplainRow[];
 }
 
 /** Retrieve input (retrieve-contract). */
@@ -195,8 +438,10 @@ export interface RetrieveRequest {
     | undefined;
   /** Per-document cap. */
   maxPerDocument: number;
-  /** Valid-time instant ("" = now). */
-  asOf: string;
+  /** Valid-time instant, ms since the epoch (absent = now). */
+  asOfMs?:
+    | number
+    | undefined;
   /** Token budget (absent = none). */
   tokenBudget?:
     | number
@@ -209,7 +454,7 @@ export interface RetrieveRequest {
   stages: StageRequest[];
   /** Tokenizer. */
   tokenizer: string;
-  /** Answer with explain_json: every passage and memory considered and its fate. */
+  /** Answer with explain: every passage and memory considered and its fate. */
   explain: boolean;
 }
 
@@ -289,8 +534,56 @@ export interface RetrieveResponse {
     | undefined;
   /** Trace id ("" = none). */
   traceId: string;
-  /** The `explain` object as JSON ("" unless the request asked for it). */
-  explainJson: string;
+  /** The explanation (absent unless the request asked for it). */
+  explain: RetrieveExplain | undefined;
+}
+
+/** One passage or memory of a retrieve explanation. */
+export interface RetrieveExplainRow {
+  /** 1-based rank among the passages (absent for memories). */
+  rank?:
+    | number
+    | undefined;
+  /** passage, memory or group_memory. */
+  kind: string;
+  /** p1… for a passage that reached the trim, m1… for a memory ("" = none). */
+  id: string;
+  /** URI. */
+  uri: string;
+  /** Document URI of a passage ("" for memories). */
+  docUri: string;
+  /** Category. */
+  category: string;
+  /** search or graph_assist. */
+  source: string;
+  /** Search score. */
+  score: number;
+  /** The score the answer is ordered by. */
+  rankedScore: number;
+  /** Cross-encoder score (absent = not reranked). */
+  rerankScore?:
+    | number
+    | undefined;
+  /** passage or memory when served ("" = not served). */
+  tier: string;
+  /** Tokens of the entry's text (absent = not counted). */
+  textTokens?:
+    | number
+    | undefined;
+  /** served, max_per_document, top_k or token_budget. */
+  reason: string;
+}
+
+/** Why a retrieve answer holds what it holds. */
+export interface RetrieveExplain {
+  /** OpenTelemetry trace id ("" = tracing off). */
+  traceId: string;
+  /** The stored retrieval trace's id ("" = none written). */
+  retrievalTraceId: string;
+  /** Every stage in run order. */
+  stages: ExplainStage[];
+  /** Passages in final rank order, then memories and group memories. */
+  candidates: RetrieveExplainRow[];
 }
 
 /** ReadContent input. */
@@ -323,8 +616,150 @@ export interface GetTraceRequest {
 
 /** GetTrace output. */
 export interface GetTraceResponse {
-  /** The trace row as JSON. */
-  traceJson: string;
+  /** The trace. */
+  trace: RetrievalTrace | undefined;
+}
+
+/** Which optional stages a retrieve ran for (the request's choices over the configured defaults). */
+export interface RetrieveStageChoices {
+  /** Query rewrite. */
+  queryRewrite: boolean;
+  /** Graph assist. */
+  graphAssist: boolean;
+  /** Cross-encoder rerank. */
+  rerank: boolean;
+}
+
+/** The parameters a traced retrieve ran with. */
+export interface TraceParams {
+  /** Subject whose memories were searched. */
+  subject: string;
+  /** Passages wanted. */
+  topK: number;
+  /** Memories wanted. */
+  memoryK: number;
+  /** MMR trade-off (absent = no MMR). */
+  mmrLambda?:
+    | number
+    | undefined;
+  /** Per-document cap. */
+  maxPerDocument: number;
+  /** Valid-time instant, ms since the epoch (absent = now). */
+  asOfMs?:
+    | number
+    | undefined;
+  /** Token budget (absent = none). */
+  tokenBudget?:
+    | number
+    | undefined;
+  /** Time budget in ms (absent = none). */
+  timeBudgetMs?:
+    | number
+    | undefined;
+  /** Optional stages wanted. */
+  stages:
+    | RetrieveStageChoices
+    | undefined;
+  /** Tokenizer. */
+  tokenizer: string;
+}
+
+/** One stage of a traced retrieve. */
+export interface TraceStage {
+  /** Stage name. */
+  stage: string;
+  /** ok, skipped, failed or timeout. */
+  outcome: string;
+  /** Duration, ms (0.01). */
+  ms: number;
+  /** Reason of a skip or failure ("" = none). */
+  reason: string;
+  /** True for optional stages. */
+  optional: boolean;
+}
+
+/** A candidate passage of a traced retrieve. */
+export interface TraceCandidate {
+  /** Passage URI. */
+  uri: string;
+  /** Document URI. */
+  docUri: string;
+  /** Score after the stages that ran. */
+  score: number;
+  /** Score gather gave it. */
+  searchScore: number;
+  /** search or graph_assist. */
+  source: string;
+  /** Cross-encoder score (absent = not reranked). */
+  rerankScore?: number | undefined;
+}
+
+/** A passage a traced retrieve dropped. */
+export interface TraceDrop {
+  /** Passage URI. */
+  uri: string;
+  /** Passage id ("" = it had none: dropped before the trim). */
+  id: string;
+  /** max_per_document, top_k or token_budget. */
+  reason: string;
+}
+
+/** An entry of a traced retrieve's answer. */
+export interface TraceEntry {
+  /** Passage id ("" for memories). */
+  id: string;
+  /** URI. */
+  uri: string;
+  /** Score. */
+  score: number;
+  /** Tokens. */
+  tokens: number;
+}
+
+/** What a traced retrieve answered. */
+export interface TraceResult {
+  /** Passages. */
+  passages: TraceEntry[];
+  /** Subject memories. */
+  memories: TraceEntry[];
+  /** Group memories. */
+  groupMemories: TraceEntry[];
+  /** Tokens of everything returned. */
+  tokensTotal: number;
+  /** Passages removed by token_budget. */
+  droppedCount: number;
+}
+
+/** One retrieval trace (retrieve-contract "Traces"). */
+export interface RetrievalTrace {
+  /** Trace id. */
+  traceId: string;
+  /** When the request ran, ms since the epoch. */
+  createdAtMs: number;
+  /** Request id ("" = none). */
+  requestId: string;
+  /** User who made the request. */
+  user: string;
+  /** Workspace searched. */
+  workspace: string;
+  /** Query. */
+  query: string;
+  /** Queries searched, original first. */
+  plannedQueries: string[];
+  /** Parameters. */
+  params:
+    | TraceParams
+    | undefined;
+  /** Stages in run order. */
+  stages: TraceStage[];
+  /** Optional stages skipped for time, failed or timed out. */
+  degradedStages: string[];
+  /** Candidate passages in final rank order. */
+  candidates: TraceCandidate[];
+  /** Dropped passages and why. */
+  dropped: TraceDrop[];
+  /** The answer. */
+  result: TraceResult | undefined;
 }
 
 function createBaseSearchRequest(): SearchRequest {
@@ -333,12 +768,12 @@ function createBaseSearchRequest(): SearchRequest {
     query: "",
     imageUrl: "",
     targetUris: [],
-    filterJson: "",
+    filter: undefined,
     limit: 0,
     scoreThreshold: undefined,
     levels: [],
     sessionId: "",
-    asOf: "",
+    asOfMs: undefined,
   };
 }
 
@@ -356,8 +791,8 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     for (const v of message.targetUris) {
       writer.uint32(34).string(v!);
     }
-    if (message.filterJson !== "") {
-      writer.uint32(42).string(message.filterJson);
+    if (message.filter !== undefined) {
+      FilterNode.encode(message.filter, writer.uint32(90).fork()).join();
     }
     if (message.limit !== 0) {
       writer.uint32(48).int32(message.limit);
@@ -375,8 +810,8 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.sessionId !== "") {
       writer.uint32(74).string(message.sessionId);
     }
-    if (message.asOf !== "") {
-      writer.uint32(82).string(message.asOf);
+    if (message.asOfMs !== undefined) {
+      writer.uint32(96).int64(message.asOfMs);
     }
     return writer;
   },
@@ -426,12 +861,12 @@ export const SearchRequest: MessageFns<SearchRequest> = {
             message.targetUris.push(reader.string());
             continue;
           }
-          case 5: {
-            if (tag !== 42) {
+          case 11: {
+            if (tag !== 90) {
               break;
             }
 
-            message.filterJson = reader.string();
+            message.filter = FilterNode.decode(reader, reader.uint32());
             continue;
           }
           case 6: {
@@ -476,12 +911,12 @@ export const SearchRequest: MessageFns<SearchRequest> = {
             message.sessionId = reader.string();
             continue;
           }
-          case 10: {
-            if (tag !== 82) {
+          case 12: {
+            if (tag !== 96) {
               break;
             }
 
-            message.asOf = reader.string();
+            message.asOfMs = longToNumber(reader.int64());
             continue;
           }
         }
@@ -510,11 +945,7 @@ export const SearchRequest: MessageFns<SearchRequest> = {
         : globalThis.Array.isArray(object?.target_uris)
         ? object.target_uris.map((e: any) => globalThis.String(e))
         : [],
-      filterJson: isSet(object.filterJson)
-        ? globalThis.String(object.filterJson)
-        : isSet(object.filter_json)
-        ? globalThis.String(object.filter_json)
-        : "",
+      filter: isSet(object.filter) ? FilterNode.fromJSON(object.filter) : undefined,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       scoreThreshold: isSet(object.scoreThreshold)
         ? globalThis.Number(object.scoreThreshold)
@@ -529,11 +960,11 @@ export const SearchRequest: MessageFns<SearchRequest> = {
         : isSet(object.session_id)
         ? globalThis.String(object.session_id)
         : "",
-      asOf: isSet(object.asOf)
-        ? globalThis.String(object.asOf)
-        : isSet(object.as_of)
-        ? globalThis.String(object.as_of)
-        : "",
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
     };
   },
 
@@ -551,8 +982,8 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.targetUris?.length) {
       obj.targetUris = message.targetUris;
     }
-    if (message.filterJson !== "") {
-      obj.filterJson = message.filterJson;
+    if (message.filter !== undefined) {
+      obj.filter = FilterNode.toJSON(message.filter);
     }
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
@@ -566,8 +997,8 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     if (message.sessionId !== "") {
       obj.sessionId = message.sessionId;
     }
-    if (message.asOf !== "") {
-      obj.asOf = message.asOf;
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
     }
     return obj;
   },
@@ -583,12 +1014,14 @@ export const SearchRequest: MessageFns<SearchRequest> = {
     message.query = object.query ?? "";
     message.imageUrl = object.imageUrl ?? "";
     message.targetUris = object.targetUris?.map((e) => e) || [];
-    message.filterJson = object.filterJson ?? "";
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? FilterNode.fromPartial(object.filter)
+      : undefined;
     message.limit = object.limit ?? 0;
     message.scoreThreshold = object.scoreThreshold ?? undefined;
     message.levels = object.levels?.map((e) => e) || [];
     message.sessionId = object.sessionId ?? "";
-    message.asOf = object.asOf ?? "";
+    message.asOfMs = object.asOfMs ?? undefined;
     return message;
   },
 };
@@ -1035,7 +1468,7 @@ function createBaseAssembleContextRequest(): AssembleContextRequest {
     identity: undefined,
     query: "",
     imageUrl: "",
-    filterJson: "",
+    filter: undefined,
     limit: 0,
     scoreThreshold: undefined,
     sessionId: "",
@@ -1044,7 +1477,7 @@ function createBaseAssembleContextRequest(): AssembleContextRequest {
     bucketed: false,
     quotas: [],
     purpose: "",
-    detailJson: "",
+    detail: undefined,
     dedupTurns: 0,
     excludeUris: [],
     peerScope: "",
@@ -1052,8 +1485,7 @@ function createBaseAssembleContextRequest(): AssembleContextRequest {
     rewrite: "",
     rewriteMaxBullets: 0,
     tokenizer: "",
-    ignored: [],
-    asOf: "",
+    asOfMs: undefined,
     timeBudgetMs: 0,
     stages: [],
     codeOutline: false,
@@ -1073,8 +1505,8 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     if (message.imageUrl !== "") {
       writer.uint32(26).string(message.imageUrl);
     }
-    if (message.filterJson !== "") {
-      writer.uint32(34).string(message.filterJson);
+    if (message.filter !== undefined) {
+      FilterNode.encode(message.filter, writer.uint32(226).fork()).join();
     }
     if (message.limit !== 0) {
       writer.uint32(40).int32(message.limit);
@@ -1100,8 +1532,8 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     if (message.purpose !== "") {
       writer.uint32(98).string(message.purpose);
     }
-    if (message.detailJson !== "") {
-      writer.uint32(106).string(message.detailJson);
+    if (message.detail !== undefined) {
+      Detail.encode(message.detail, writer.uint32(234).fork()).join();
     }
     if (message.dedupTurns !== 0) {
       writer.uint32(112).int32(message.dedupTurns);
@@ -1124,11 +1556,8 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     if (message.tokenizer !== "") {
       writer.uint32(162).string(message.tokenizer);
     }
-    for (const v of message.ignored) {
-      writer.uint32(170).string(v!);
-    }
-    if (message.asOf !== "") {
-      writer.uint32(178).string(message.asOf);
+    if (message.asOfMs !== undefined) {
+      writer.uint32(240).int64(message.asOfMs);
     }
     if (message.timeBudgetMs !== 0) {
       writer.uint32(184).int32(message.timeBudgetMs);
@@ -1185,12 +1614,12 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
             message.imageUrl = reader.string();
             continue;
           }
-          case 4: {
-            if (tag !== 34) {
+          case 28: {
+            if (tag !== 226) {
               break;
             }
 
-            message.filterJson = reader.string();
+            message.filter = FilterNode.decode(reader, reader.uint32());
             continue;
           }
           case 5: {
@@ -1257,12 +1686,12 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
             message.purpose = reader.string();
             continue;
           }
-          case 13: {
-            if (tag !== 106) {
+          case 29: {
+            if (tag !== 234) {
               break;
             }
 
-            message.detailJson = reader.string();
+            message.detail = Detail.decode(reader, reader.uint32());
             continue;
           }
           case 14: {
@@ -1321,20 +1750,12 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
             message.tokenizer = reader.string();
             continue;
           }
-          case 21: {
-            if (tag !== 170) {
+          case 30: {
+            if (tag !== 240) {
               break;
             }
 
-            message.ignored.push(reader.string());
-            continue;
-          }
-          case 22: {
-            if (tag !== 178) {
-              break;
-            }
-
-            message.asOf = reader.string();
+            message.asOfMs = longToNumber(reader.int64());
             continue;
           }
           case 23: {
@@ -1398,11 +1819,7 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
         : isSet(object.image_url)
         ? globalThis.String(object.image_url)
         : "",
-      filterJson: isSet(object.filterJson)
-        ? globalThis.String(object.filterJson)
-        : isSet(object.filter_json)
-        ? globalThis.String(object.filter_json)
-        : "",
+      filter: isSet(object.filter) ? FilterNode.fromJSON(object.filter) : undefined,
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       scoreThreshold: isSet(object.scoreThreshold)
         ? globalThis.Number(object.scoreThreshold)
@@ -1429,11 +1846,7 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
         ? object.quotas.map((e: any) => NamedCount.fromJSON(e))
         : [],
       purpose: isSet(object.purpose) ? globalThis.String(object.purpose) : "",
-      detailJson: isSet(object.detailJson)
-        ? globalThis.String(object.detailJson)
-        : isSet(object.detail_json)
-        ? globalThis.String(object.detail_json)
-        : "",
+      detail: isSet(object.detail) ? Detail.fromJSON(object.detail) : undefined,
       dedupTurns: isSet(object.dedupTurns)
         ? globalThis.Number(object.dedupTurns)
         : isSet(object.dedup_turns)
@@ -1461,14 +1874,11 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
         ? globalThis.Number(object.rewrite_max_bullets)
         : 0,
       tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
-      ignored: globalThis.Array.isArray(object?.ignored)
-        ? object.ignored.map((e: any) => globalThis.String(e))
-        : [],
-      asOf: isSet(object.asOf)
-        ? globalThis.String(object.asOf)
-        : isSet(object.as_of)
-        ? globalThis.String(object.as_of)
-        : "",
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
       timeBudgetMs: isSet(object.timeBudgetMs)
         ? globalThis.Number(object.timeBudgetMs)
         : isSet(object.time_budget_ms)
@@ -1498,8 +1908,8 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     if (message.imageUrl !== "") {
       obj.imageUrl = message.imageUrl;
     }
-    if (message.filterJson !== "") {
-      obj.filterJson = message.filterJson;
+    if (message.filter !== undefined) {
+      obj.filter = FilterNode.toJSON(message.filter);
     }
     if (message.limit !== 0) {
       obj.limit = Math.round(message.limit);
@@ -1525,8 +1935,8 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     if (message.purpose !== "") {
       obj.purpose = message.purpose;
     }
-    if (message.detailJson !== "") {
-      obj.detailJson = message.detailJson;
+    if (message.detail !== undefined) {
+      obj.detail = Detail.toJSON(message.detail);
     }
     if (message.dedupTurns !== 0) {
       obj.dedupTurns = Math.round(message.dedupTurns);
@@ -1549,11 +1959,8 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     if (message.tokenizer !== "") {
       obj.tokenizer = message.tokenizer;
     }
-    if (message.ignored?.length) {
-      obj.ignored = message.ignored;
-    }
-    if (message.asOf !== "") {
-      obj.asOf = message.asOf;
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
     }
     if (message.timeBudgetMs !== 0) {
       obj.timeBudgetMs = Math.round(message.timeBudgetMs);
@@ -1583,7 +1990,9 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
       : undefined;
     message.query = object.query ?? "";
     message.imageUrl = object.imageUrl ?? "";
-    message.filterJson = object.filterJson ?? "";
+    message.filter = (object.filter !== undefined && object.filter !== null)
+      ? FilterNode.fromPartial(object.filter)
+      : undefined;
     message.limit = object.limit ?? 0;
     message.scoreThreshold = object.scoreThreshold ?? undefined;
     message.sessionId = object.sessionId ?? "";
@@ -1592,7 +2001,9 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     message.bucketed = object.bucketed ?? false;
     message.quotas = object.quotas?.map((e) => NamedCount.fromPartial(e)) || [];
     message.purpose = object.purpose ?? "";
-    message.detailJson = object.detailJson ?? "";
+    message.detail = (object.detail !== undefined && object.detail !== null)
+      ? Detail.fromPartial(object.detail)
+      : undefined;
     message.dedupTurns = object.dedupTurns ?? 0;
     message.excludeUris = object.excludeUris?.map((e) => e) || [];
     message.peerScope = object.peerScope ?? "";
@@ -1600,8 +2011,7 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
     message.rewrite = object.rewrite ?? "";
     message.rewriteMaxBullets = object.rewriteMaxBullets ?? 0;
     message.tokenizer = object.tokenizer ?? "";
-    message.ignored = object.ignored?.map((e) => e) || [];
-    message.asOf = object.asOf ?? "";
+    message.asOfMs = object.asOfMs ?? undefined;
     message.timeBudgetMs = object.timeBudgetMs ?? 0;
     message.stages = object.stages?.map((e) => e) || [];
     message.codeOutline = object.codeOutline ?? false;
@@ -1612,7 +2022,7 @@ export const AssembleContextRequest: MessageFns<AssembleContextRequest> = {
 };
 
 function createBaseAssembleContextResponse(): AssembleContextResponse {
-  return { entries: [], rendered: "", digest: "", statsJson: "", stages: [], fates: [], explainJson: "" };
+  return { entries: [], rendered: "", digest: "", stats: undefined, stages: [], fates: [], explain: undefined };
 }
 
 export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
@@ -1626,8 +2036,8 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     if (message.digest !== "") {
       writer.uint32(26).string(message.digest);
     }
-    if (message.statsJson !== "") {
-      writer.uint32(34).string(message.statsJson);
+    if (message.stats !== undefined) {
+      ContextStats.encode(message.stats, writer.uint32(90).fork()).join();
     }
     for (const v of message.stages) {
       StageResult.encode(v!, writer.uint32(42).fork()).join();
@@ -1635,8 +2045,8 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     for (const v of message.fates) {
       CandidateFate.encode(v!, writer.uint32(50).fork()).join();
     }
-    if (message.explainJson !== "") {
-      writer.uint32(82).string(message.explainJson);
+    if (message.explain !== undefined) {
+      ContextExplain.encode(message.explain, writer.uint32(98).fork()).join();
     }
     return writer;
   },
@@ -1678,12 +2088,12 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
             message.digest = reader.string();
             continue;
           }
-          case 4: {
-            if (tag !== 34) {
+          case 11: {
+            if (tag !== 90) {
               break;
             }
 
-            message.statsJson = reader.string();
+            message.stats = ContextStats.decode(reader, reader.uint32());
             continue;
           }
           case 5: {
@@ -1702,12 +2112,12 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
             message.fates.push(CandidateFate.decode(reader, reader.uint32()));
             continue;
           }
-          case 10: {
-            if (tag !== 82) {
+          case 12: {
+            if (tag !== 98) {
               break;
             }
 
-            message.explainJson = reader.string();
+            message.explain = ContextExplain.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -1727,18 +2137,10 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
       entries: globalThis.Array.isArray(object?.entries) ? object.entries.map((e: any) => Entry.fromJSON(e)) : [],
       rendered: isSet(object.rendered) ? globalThis.String(object.rendered) : "",
       digest: isSet(object.digest) ? globalThis.String(object.digest) : "",
-      statsJson: isSet(object.statsJson)
-        ? globalThis.String(object.statsJson)
-        : isSet(object.stats_json)
-        ? globalThis.String(object.stats_json)
-        : "",
+      stats: isSet(object.stats) ? ContextStats.fromJSON(object.stats) : undefined,
       stages: globalThis.Array.isArray(object?.stages) ? object.stages.map((e: any) => StageResult.fromJSON(e)) : [],
       fates: globalThis.Array.isArray(object?.fates) ? object.fates.map((e: any) => CandidateFate.fromJSON(e)) : [],
-      explainJson: isSet(object.explainJson)
-        ? globalThis.String(object.explainJson)
-        : isSet(object.explain_json)
-        ? globalThis.String(object.explain_json)
-        : "",
+      explain: isSet(object.explain) ? ContextExplain.fromJSON(object.explain) : undefined,
     };
   },
 
@@ -1753,8 +2155,8 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     if (message.digest !== "") {
       obj.digest = message.digest;
     }
-    if (message.statsJson !== "") {
-      obj.statsJson = message.statsJson;
+    if (message.stats !== undefined) {
+      obj.stats = ContextStats.toJSON(message.stats);
     }
     if (message.stages?.length) {
       obj.stages = message.stages.map((e) => StageResult.toJSON(e));
@@ -1762,8 +2164,8 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     if (message.fates?.length) {
       obj.fates = message.fates.map((e) => CandidateFate.toJSON(e));
     }
-    if (message.explainJson !== "") {
-      obj.explainJson = message.explainJson;
+    if (message.explain !== undefined) {
+      obj.explain = ContextExplain.toJSON(message.explain);
     }
     return obj;
   },
@@ -1776,10 +2178,1980 @@ export const AssembleContextResponse: MessageFns<AssembleContextResponse> = {
     message.entries = object.entries?.map((e) => Entry.fromPartial(e)) || [];
     message.rendered = object.rendered ?? "";
     message.digest = object.digest ?? "";
-    message.statsJson = object.statsJson ?? "";
+    message.stats = (object.stats !== undefined && object.stats !== null)
+      ? ContextStats.fromPartial(object.stats)
+      : undefined;
     message.stages = object.stages?.map((e) => StageResult.fromPartial(e)) || [];
     message.fates = object.fates?.map((e) => CandidateFate.fromPartial(e)) || [];
-    message.explainJson = object.explainJson ?? "";
+    message.explain = (object.explain !== undefined && object.explain !== null)
+      ? ContextExplain.fromPartial(object.explain)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOriginCounts(): OriginCounts {
+  return { actorPeer: 0, self: 0, otherPeer: 0 };
+}
+
+export const OriginCounts: MessageFns<OriginCounts> = {
+  encode(message: OriginCounts, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.actorPeer !== 0) {
+      writer.uint32(8).int32(message.actorPeer);
+    }
+    if (message.self !== 0) {
+      writer.uint32(16).int32(message.self);
+    }
+    if (message.otherPeer !== 0) {
+      writer.uint32(24).int32(message.otherPeer);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OriginCounts {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOriginCounts();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.actorPeer = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.self = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.otherPeer = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OriginCounts {
+    return {
+      actorPeer: isSet(object.actorPeer)
+        ? globalThis.Number(object.actorPeer)
+        : isSet(object.actor_peer)
+        ? globalThis.Number(object.actor_peer)
+        : 0,
+      self: isSet(object.self) ? globalThis.Number(object.self) : 0,
+      otherPeer: isSet(object.otherPeer)
+        ? globalThis.Number(object.otherPeer)
+        : isSet(object.other_peer)
+        ? globalThis.Number(object.other_peer)
+        : 0,
+    };
+  },
+
+  toJSON(message: OriginCounts): unknown {
+    const obj: any = {};
+    if (message.actorPeer !== 0) {
+      obj.actorPeer = Math.round(message.actorPeer);
+    }
+    if (message.self !== 0) {
+      obj.self = Math.round(message.self);
+    }
+    if (message.otherPeer !== 0) {
+      obj.otherPeer = Math.round(message.otherPeer);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<OriginCounts>, I>>(base?: I): OriginCounts {
+    return OriginCounts.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<OriginCounts>, I>>(object: I): OriginCounts {
+    const message = createBaseOriginCounts();
+    message.actorPeer = object.actorPeer ?? 0;
+    message.self = object.self ?? 0;
+    message.otherPeer = object.otherPeer ?? 0;
+    return message;
+  },
+};
+
+function createBaseQuotas(): Quotas {
+  return { counts: [] };
+}
+
+export const Quotas: MessageFns<Quotas> = {
+  encode(message: Quotas, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.counts) {
+      NamedCount.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): Quotas {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseQuotas();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.counts.push(NamedCount.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): Quotas {
+    return {
+      counts: globalThis.Array.isArray(object?.counts) ? object.counts.map((e: any) => NamedCount.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: Quotas): unknown {
+    const obj: any = {};
+    if (message.counts?.length) {
+      obj.counts = message.counts.map((e) => NamedCount.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<Quotas>, I>>(base?: I): Quotas {
+    return Quotas.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<Quotas>, I>>(object: I): Quotas {
+    const message = createBaseQuotas();
+    message.counts = object.counts?.map((e) => NamedCount.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseFillStats(): FillStats {
+  return { floorTokens: 0, overviewUpgrades: 0, fullUpgrades: 0, spareUpgrades: 0 };
+}
+
+export const FillStats: MessageFns<FillStats> = {
+  encode(message: FillStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.floorTokens !== 0) {
+      writer.uint32(8).int32(message.floorTokens);
+    }
+    if (message.overviewUpgrades !== 0) {
+      writer.uint32(16).int32(message.overviewUpgrades);
+    }
+    if (message.fullUpgrades !== 0) {
+      writer.uint32(24).int32(message.fullUpgrades);
+    }
+    if (message.spareUpgrades !== 0) {
+      writer.uint32(32).int32(message.spareUpgrades);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FillStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFillStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.floorTokens = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.overviewUpgrades = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.fullUpgrades = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.spareUpgrades = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FillStats {
+    return {
+      floorTokens: isSet(object.floorTokens)
+        ? globalThis.Number(object.floorTokens)
+        : isSet(object.floor_tokens)
+        ? globalThis.Number(object.floor_tokens)
+        : 0,
+      overviewUpgrades: isSet(object.overviewUpgrades)
+        ? globalThis.Number(object.overviewUpgrades)
+        : isSet(object.overview_upgrades)
+        ? globalThis.Number(object.overview_upgrades)
+        : 0,
+      fullUpgrades: isSet(object.fullUpgrades)
+        ? globalThis.Number(object.fullUpgrades)
+        : isSet(object.full_upgrades)
+        ? globalThis.Number(object.full_upgrades)
+        : 0,
+      spareUpgrades: isSet(object.spareUpgrades)
+        ? globalThis.Number(object.spareUpgrades)
+        : isSet(object.spare_upgrades)
+        ? globalThis.Number(object.spare_upgrades)
+        : 0,
+    };
+  },
+
+  toJSON(message: FillStats): unknown {
+    const obj: any = {};
+    if (message.floorTokens !== 0) {
+      obj.floorTokens = Math.round(message.floorTokens);
+    }
+    if (message.overviewUpgrades !== 0) {
+      obj.overviewUpgrades = Math.round(message.overviewUpgrades);
+    }
+    if (message.fullUpgrades !== 0) {
+      obj.fullUpgrades = Math.round(message.fullUpgrades);
+    }
+    if (message.spareUpgrades !== 0) {
+      obj.spareUpgrades = Math.round(message.spareUpgrades);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<FillStats>, I>>(base?: I): FillStats {
+    return FillStats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<FillStats>, I>>(object: I): FillStats {
+    const message = createBaseFillStats();
+    message.floorTokens = object.floorTokens ?? 0;
+    message.overviewUpgrades = object.overviewUpgrades ?? 0;
+    message.fullUpgrades = object.fullUpgrades ?? 0;
+    message.spareUpgrades = object.spareUpgrades ?? 0;
+    return message;
+  },
+};
+
+function createBaseTokenUsage(): TokenUsage {
+  return { promptTokens: 0, completionTokens: 0 };
+}
+
+export const TokenUsage: MessageFns<TokenUsage> = {
+  encode(message: TokenUsage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.promptTokens !== 0) {
+      writer.uint32(8).int32(message.promptTokens);
+    }
+    if (message.completionTokens !== 0) {
+      writer.uint32(16).int32(message.completionTokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TokenUsage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTokenUsage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.promptTokens = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.completionTokens = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TokenUsage {
+    return {
+      promptTokens: isSet(object.promptTokens)
+        ? globalThis.Number(object.promptTokens)
+        : isSet(object.prompt_tokens)
+        ? globalThis.Number(object.prompt_tokens)
+        : 0,
+      completionTokens: isSet(object.completionTokens)
+        ? globalThis.Number(object.completionTokens)
+        : isSet(object.completion_tokens)
+        ? globalThis.Number(object.completion_tokens)
+        : 0,
+    };
+  },
+
+  toJSON(message: TokenUsage): unknown {
+    const obj: any = {};
+    if (message.promptTokens !== 0) {
+      obj.promptTokens = Math.round(message.promptTokens);
+    }
+    if (message.completionTokens !== 0) {
+      obj.completionTokens = Math.round(message.completionTokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TokenUsage>, I>>(base?: I): TokenUsage {
+    return TokenUsage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TokenUsage>, I>>(object: I): TokenUsage {
+    const message = createBaseTokenUsage();
+    message.promptTokens = object.promptTokens ?? 0;
+    message.completionTokens = object.completionTokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseDedupStats(): DedupStats {
+  return { turns: 0, status: "", cooled: 0, turn: undefined };
+}
+
+export const DedupStats: MessageFns<DedupStats> = {
+  encode(message: DedupStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.turns !== 0) {
+      writer.uint32(8).int32(message.turns);
+    }
+    if (message.status !== "") {
+      writer.uint32(18).string(message.status);
+    }
+    if (message.cooled !== 0) {
+      writer.uint32(24).int32(message.cooled);
+    }
+    if (message.turn !== undefined) {
+      writer.uint32(32).int64(message.turn);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DedupStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDedupStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.turns = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.cooled = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.turn = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DedupStats {
+    return {
+      turns: isSet(object.turns) ? globalThis.Number(object.turns) : 0,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      cooled: isSet(object.cooled) ? globalThis.Number(object.cooled) : 0,
+      turn: isSet(object.turn) ? globalThis.Number(object.turn) : undefined,
+    };
+  },
+
+  toJSON(message: DedupStats): unknown {
+    const obj: any = {};
+    if (message.turns !== 0) {
+      obj.turns = Math.round(message.turns);
+    }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.cooled !== 0) {
+      obj.cooled = Math.round(message.cooled);
+    }
+    if (message.turn !== undefined) {
+      obj.turn = Math.round(message.turn);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<DedupStats>, I>>(base?: I): DedupStats {
+    return DedupStats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<DedupStats>, I>>(object: I): DedupStats {
+    const message = createBaseDedupStats();
+    message.turns = object.turns ?? 0;
+    message.status = object.status ?? "";
+    message.cooled = object.cooled ?? 0;
+    message.turn = object.turn ?? undefined;
+    return message;
+  },
+};
+
+function createBaseEvidenceStats(): EvidenceStats {
+  return { rounds: 0, widths: [], relevanceFloor: undefined, belowFloor: 0 };
+}
+
+export const EvidenceStats: MessageFns<EvidenceStats> = {
+  encode(message: EvidenceStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rounds !== 0) {
+      writer.uint32(8).int32(message.rounds);
+    }
+    if (message.widths.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.widths) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    if (message.relevanceFloor !== undefined) {
+      writer.uint32(25).double(message.relevanceFloor);
+    }
+    if (message.belowFloor !== 0) {
+      writer.uint32(32).int32(message.belowFloor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): EvidenceStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseEvidenceStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.rounds = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.widths.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.widths.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.relevanceFloor = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.belowFloor = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): EvidenceStats {
+    return {
+      rounds: isSet(object.rounds) ? globalThis.Number(object.rounds) : 0,
+      widths: globalThis.Array.isArray(object?.widths) ? object.widths.map((e: any) => globalThis.Number(e)) : [],
+      relevanceFloor: isSet(object.relevanceFloor)
+        ? globalThis.Number(object.relevanceFloor)
+        : isSet(object.relevance_floor)
+        ? globalThis.Number(object.relevance_floor)
+        : undefined,
+      belowFloor: isSet(object.belowFloor)
+        ? globalThis.Number(object.belowFloor)
+        : isSet(object.below_floor)
+        ? globalThis.Number(object.below_floor)
+        : 0,
+    };
+  },
+
+  toJSON(message: EvidenceStats): unknown {
+    const obj: any = {};
+    if (message.rounds !== 0) {
+      obj.rounds = Math.round(message.rounds);
+    }
+    if (message.widths?.length) {
+      obj.widths = message.widths.map((e) => Math.round(e));
+    }
+    if (message.relevanceFloor !== undefined) {
+      obj.relevanceFloor = floatToJson(message.relevanceFloor);
+    }
+    if (message.belowFloor !== 0) {
+      obj.belowFloor = Math.round(message.belowFloor);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<EvidenceStats>, I>>(base?: I): EvidenceStats {
+    return EvidenceStats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<EvidenceStats>, I>>(object: I): EvidenceStats {
+    const message = createBaseEvidenceStats();
+    message.rounds = object.rounds ?? 0;
+    message.widths = object.widths?.map((e) => e) || [];
+    message.relevanceFloor = object.relevanceFloor ?? undefined;
+    message.belowFloor = object.belowFloor ?? 0;
+    return message;
+  },
+};
+
+function createBaseContextStats(): ContextStats {
+  return {
+    searched: [],
+    candidates: 0,
+    excluded: 0,
+    origins: undefined,
+    peerScope: "",
+    quotas: undefined,
+    retrievalErrors: [],
+    maxTokens: 0,
+    usedTokens: 0,
+    perEntryCap: 0,
+    returned: 0,
+    dropped: 0,
+    deduped: 0,
+    detail: undefined,
+    tierCounts: [],
+    fill: undefined,
+    purpose: "",
+    queryExpansion: "",
+    plannedQueries: [],
+    scoreThreshold: undefined,
+    otherPeerPenalties: [],
+    rewrite: "",
+    rewriteUsage: undefined,
+    dedup: undefined,
+    rewriteEngine: "",
+    tokenizer: "",
+    packing: "",
+    evidence: undefined,
+    timeBudgetMs: 0,
+    degradedStages: [],
+    stageMs: [],
+  };
+}
+
+export const ContextStats: MessageFns<ContextStats> = {
+  encode(message: ContextStats, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.searched) {
+      NamedCount.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.candidates !== 0) {
+      writer.uint32(16).int32(message.candidates);
+    }
+    if (message.excluded !== 0) {
+      writer.uint32(24).int32(message.excluded);
+    }
+    if (message.origins !== undefined) {
+      OriginCounts.encode(message.origins, writer.uint32(34).fork()).join();
+    }
+    if (message.peerScope !== "") {
+      writer.uint32(42).string(message.peerScope);
+    }
+    if (message.quotas !== undefined) {
+      Quotas.encode(message.quotas, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.retrievalErrors) {
+      writer.uint32(58).string(v!);
+    }
+    if (message.maxTokens !== 0) {
+      writer.uint32(64).int32(message.maxTokens);
+    }
+    if (message.usedTokens !== 0) {
+      writer.uint32(72).int32(message.usedTokens);
+    }
+    if (message.perEntryCap !== 0) {
+      writer.uint32(80).int32(message.perEntryCap);
+    }
+    if (message.returned !== 0) {
+      writer.uint32(88).int32(message.returned);
+    }
+    if (message.dropped !== 0) {
+      writer.uint32(96).int32(message.dropped);
+    }
+    if (message.deduped !== 0) {
+      writer.uint32(104).int32(message.deduped);
+    }
+    if (message.detail !== undefined) {
+      Detail.encode(message.detail, writer.uint32(114).fork()).join();
+    }
+    for (const v of message.tierCounts) {
+      NamedCount.encode(v!, writer.uint32(122).fork()).join();
+    }
+    if (message.fill !== undefined) {
+      FillStats.encode(message.fill, writer.uint32(130).fork()).join();
+    }
+    if (message.purpose !== "") {
+      writer.uint32(138).string(message.purpose);
+    }
+    if (message.queryExpansion !== "") {
+      writer.uint32(146).string(message.queryExpansion);
+    }
+    for (const v of message.plannedQueries) {
+      writer.uint32(154).string(v!);
+    }
+    if (message.scoreThreshold !== undefined) {
+      writer.uint32(161).double(message.scoreThreshold);
+    }
+    for (const v of message.otherPeerPenalties) {
+      NamedValue.encode(v!, writer.uint32(170).fork()).join();
+    }
+    if (message.rewrite !== "") {
+      writer.uint32(178).string(message.rewrite);
+    }
+    if (message.rewriteUsage !== undefined) {
+      TokenUsage.encode(message.rewriteUsage, writer.uint32(186).fork()).join();
+    }
+    if (message.dedup !== undefined) {
+      DedupStats.encode(message.dedup, writer.uint32(194).fork()).join();
+    }
+    if (message.rewriteEngine !== "") {
+      writer.uint32(202).string(message.rewriteEngine);
+    }
+    if (message.tokenizer !== "") {
+      writer.uint32(210).string(message.tokenizer);
+    }
+    if (message.packing !== "") {
+      writer.uint32(218).string(message.packing);
+    }
+    if (message.evidence !== undefined) {
+      EvidenceStats.encode(message.evidence, writer.uint32(226).fork()).join();
+    }
+    if (message.timeBudgetMs !== 0) {
+      writer.uint32(232).int32(message.timeBudgetMs);
+    }
+    for (const v of message.degradedStages) {
+      writer.uint32(242).string(v!);
+    }
+    for (const v of message.stageMs) {
+      NamedValue.encode(v!, writer.uint32(250).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContextStats {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContextStats();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.searched.push(NamedCount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.candidates = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.excluded = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.origins = OriginCounts.decode(reader, reader.uint32());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.peerScope = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.quotas = Quotas.decode(reader, reader.uint32());
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.retrievalErrors.push(reader.string());
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.maxTokens = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 72) {
+              break;
+            }
+
+            message.usedTokens = reader.int32();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.perEntryCap = reader.int32();
+            continue;
+          }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.returned = reader.int32();
+            continue;
+          }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.dropped = reader.int32();
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.deduped = reader.int32();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.detail = Detail.decode(reader, reader.uint32());
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.tierCounts.push(NamedCount.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.fill = FillStats.decode(reader, reader.uint32());
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.purpose = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.queryExpansion = reader.string();
+            continue;
+          }
+          case 19: {
+            if (tag !== 154) {
+              break;
+            }
+
+            message.plannedQueries.push(reader.string());
+            continue;
+          }
+          case 20: {
+            if (tag !== 161) {
+              break;
+            }
+
+            message.scoreThreshold = reader.double();
+            continue;
+          }
+          case 21: {
+            if (tag !== 170) {
+              break;
+            }
+
+            message.otherPeerPenalties.push(NamedValue.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 22: {
+            if (tag !== 178) {
+              break;
+            }
+
+            message.rewrite = reader.string();
+            continue;
+          }
+          case 23: {
+            if (tag !== 186) {
+              break;
+            }
+
+            message.rewriteUsage = TokenUsage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 24: {
+            if (tag !== 194) {
+              break;
+            }
+
+            message.dedup = DedupStats.decode(reader, reader.uint32());
+            continue;
+          }
+          case 25: {
+            if (tag !== 202) {
+              break;
+            }
+
+            message.rewriteEngine = reader.string();
+            continue;
+          }
+          case 26: {
+            if (tag !== 210) {
+              break;
+            }
+
+            message.tokenizer = reader.string();
+            continue;
+          }
+          case 27: {
+            if (tag !== 218) {
+              break;
+            }
+
+            message.packing = reader.string();
+            continue;
+          }
+          case 28: {
+            if (tag !== 226) {
+              break;
+            }
+
+            message.evidence = EvidenceStats.decode(reader, reader.uint32());
+            continue;
+          }
+          case 29: {
+            if (tag !== 232) {
+              break;
+            }
+
+            message.timeBudgetMs = reader.int32();
+            continue;
+          }
+          case 30: {
+            if (tag !== 242) {
+              break;
+            }
+
+            message.degradedStages.push(reader.string());
+            continue;
+          }
+          case 31: {
+            if (tag !== 250) {
+              break;
+            }
+
+            message.stageMs.push(NamedValue.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContextStats {
+    return {
+      searched: globalThis.Array.isArray(object?.searched)
+        ? object.searched.map((e: any) => NamedCount.fromJSON(e))
+        : [],
+      candidates: isSet(object.candidates) ? globalThis.Number(object.candidates) : 0,
+      excluded: isSet(object.excluded) ? globalThis.Number(object.excluded) : 0,
+      origins: isSet(object.origins) ? OriginCounts.fromJSON(object.origins) : undefined,
+      peerScope: isSet(object.peerScope)
+        ? globalThis.String(object.peerScope)
+        : isSet(object.peer_scope)
+        ? globalThis.String(object.peer_scope)
+        : "",
+      quotas: isSet(object.quotas) ? Quotas.fromJSON(object.quotas) : undefined,
+      retrievalErrors: globalThis.Array.isArray(object?.retrievalErrors)
+        ? object.retrievalErrors.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.retrieval_errors)
+        ? object.retrieval_errors.map((e: any) => globalThis.String(e))
+        : [],
+      maxTokens: isSet(object.maxTokens)
+        ? globalThis.Number(object.maxTokens)
+        : isSet(object.max_tokens)
+        ? globalThis.Number(object.max_tokens)
+        : 0,
+      usedTokens: isSet(object.usedTokens)
+        ? globalThis.Number(object.usedTokens)
+        : isSet(object.used_tokens)
+        ? globalThis.Number(object.used_tokens)
+        : 0,
+      perEntryCap: isSet(object.perEntryCap)
+        ? globalThis.Number(object.perEntryCap)
+        : isSet(object.per_entry_cap)
+        ? globalThis.Number(object.per_entry_cap)
+        : 0,
+      returned: isSet(object.returned) ? globalThis.Number(object.returned) : 0,
+      dropped: isSet(object.dropped) ? globalThis.Number(object.dropped) : 0,
+      deduped: isSet(object.deduped) ? globalThis.Number(object.deduped) : 0,
+      detail: isSet(object.detail) ? Detail.fromJSON(object.detail) : undefined,
+      tierCounts: globalThis.Array.isArray(object?.tierCounts)
+        ? object.tierCounts.map((e: any) => NamedCount.fromJSON(e))
+        : globalThis.Array.isArray(object?.tier_counts)
+        ? object.tier_counts.map((e: any) => NamedCount.fromJSON(e))
+        : [],
+      fill: isSet(object.fill) ? FillStats.fromJSON(object.fill) : undefined,
+      purpose: isSet(object.purpose) ? globalThis.String(object.purpose) : "",
+      queryExpansion: isSet(object.queryExpansion)
+        ? globalThis.String(object.queryExpansion)
+        : isSet(object.query_expansion)
+        ? globalThis.String(object.query_expansion)
+        : "",
+      plannedQueries: globalThis.Array.isArray(object?.plannedQueries)
+        ? object.plannedQueries.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.planned_queries)
+        ? object.planned_queries.map((e: any) => globalThis.String(e))
+        : [],
+      scoreThreshold: isSet(object.scoreThreshold)
+        ? globalThis.Number(object.scoreThreshold)
+        : isSet(object.score_threshold)
+        ? globalThis.Number(object.score_threshold)
+        : undefined,
+      otherPeerPenalties: globalThis.Array.isArray(object?.otherPeerPenalties)
+        ? object.otherPeerPenalties.map((e: any) => NamedValue.fromJSON(e))
+        : globalThis.Array.isArray(object?.other_peer_penalties)
+        ? object.other_peer_penalties.map((e: any) => NamedValue.fromJSON(e))
+        : [],
+      rewrite: isSet(object.rewrite) ? globalThis.String(object.rewrite) : "",
+      rewriteUsage: isSet(object.rewriteUsage)
+        ? TokenUsage.fromJSON(object.rewriteUsage)
+        : isSet(object.rewrite_usage)
+        ? TokenUsage.fromJSON(object.rewrite_usage)
+        : undefined,
+      dedup: isSet(object.dedup) ? DedupStats.fromJSON(object.dedup) : undefined,
+      rewriteEngine: isSet(object.rewriteEngine)
+        ? globalThis.String(object.rewriteEngine)
+        : isSet(object.rewrite_engine)
+        ? globalThis.String(object.rewrite_engine)
+        : "",
+      tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
+      packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
+      evidence: isSet(object.evidence) ? EvidenceStats.fromJSON(object.evidence) : undefined,
+      timeBudgetMs: isSet(object.timeBudgetMs)
+        ? globalThis.Number(object.timeBudgetMs)
+        : isSet(object.time_budget_ms)
+        ? globalThis.Number(object.time_budget_ms)
+        : 0,
+      degradedStages: globalThis.Array.isArray(object?.degradedStages)
+        ? object.degradedStages.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.degraded_stages)
+        ? object.degraded_stages.map((e: any) => globalThis.String(e))
+        : [],
+      stageMs: globalThis.Array.isArray(object?.stageMs)
+        ? object.stageMs.map((e: any) => NamedValue.fromJSON(e))
+        : globalThis.Array.isArray(object?.stage_ms)
+        ? object.stage_ms.map((e: any) => NamedValue.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ContextStats): unknown {
+    const obj: any = {};
+    if (message.searched?.length) {
+      obj.searched = message.searched.map((e) => NamedCount.toJSON(e));
+    }
+    if (message.candidates !== 0) {
+      obj.candidates = Math.round(message.candidates);
+    }
+    if (message.excluded !== 0) {
+      obj.excluded = Math.round(message.excluded);
+    }
+    if (message.origins !== undefined) {
+      obj.origins = OriginCounts.toJSON(message.origins);
+    }
+    if (message.peerScope !== "") {
+      obj.peerScope = message.peerScope;
+    }
+    if (message.quotas !== undefined) {
+      obj.quotas = Quotas.toJSON(message.quotas);
+    }
+    if (message.retrievalErrors?.length) {
+      obj.retrievalErrors = message.retrievalErrors;
+    }
+    if (message.maxTokens !== 0) {
+      obj.maxTokens = Math.round(message.maxTokens);
+    }
+    if (message.usedTokens !== 0) {
+      obj.usedTokens = Math.round(message.usedTokens);
+    }
+    if (message.perEntryCap !== 0) {
+      obj.perEntryCap = Math.round(message.perEntryCap);
+    }
+    if (message.returned !== 0) {
+      obj.returned = Math.round(message.returned);
+    }
+    if (message.dropped !== 0) {
+      obj.dropped = Math.round(message.dropped);
+    }
+    if (message.deduped !== 0) {
+      obj.deduped = Math.round(message.deduped);
+    }
+    if (message.detail !== undefined) {
+      obj.detail = Detail.toJSON(message.detail);
+    }
+    if (message.tierCounts?.length) {
+      obj.tierCounts = message.tierCounts.map((e) => NamedCount.toJSON(e));
+    }
+    if (message.fill !== undefined) {
+      obj.fill = FillStats.toJSON(message.fill);
+    }
+    if (message.purpose !== "") {
+      obj.purpose = message.purpose;
+    }
+    if (message.queryExpansion !== "") {
+      obj.queryExpansion = message.queryExpansion;
+    }
+    if (message.plannedQueries?.length) {
+      obj.plannedQueries = message.plannedQueries;
+    }
+    if (message.scoreThreshold !== undefined) {
+      obj.scoreThreshold = floatToJson(message.scoreThreshold);
+    }
+    if (message.otherPeerPenalties?.length) {
+      obj.otherPeerPenalties = message.otherPeerPenalties.map((e) => NamedValue.toJSON(e));
+    }
+    if (message.rewrite !== "") {
+      obj.rewrite = message.rewrite;
+    }
+    if (message.rewriteUsage !== undefined) {
+      obj.rewriteUsage = TokenUsage.toJSON(message.rewriteUsage);
+    }
+    if (message.dedup !== undefined) {
+      obj.dedup = DedupStats.toJSON(message.dedup);
+    }
+    if (message.rewriteEngine !== "") {
+      obj.rewriteEngine = message.rewriteEngine;
+    }
+    if (message.tokenizer !== "") {
+      obj.tokenizer = message.tokenizer;
+    }
+    if (message.packing !== "") {
+      obj.packing = message.packing;
+    }
+    if (message.evidence !== undefined) {
+      obj.evidence = EvidenceStats.toJSON(message.evidence);
+    }
+    if (message.timeBudgetMs !== 0) {
+      obj.timeBudgetMs = Math.round(message.timeBudgetMs);
+    }
+    if (message.degradedStages?.length) {
+      obj.degradedStages = message.degradedStages;
+    }
+    if (message.stageMs?.length) {
+      obj.stageMs = message.stageMs.map((e) => NamedValue.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContextStats>, I>>(base?: I): ContextStats {
+    return ContextStats.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContextStats>, I>>(object: I): ContextStats {
+    const message = createBaseContextStats();
+    message.searched = object.searched?.map((e) => NamedCount.fromPartial(e)) || [];
+    message.candidates = object.candidates ?? 0;
+    message.excluded = object.excluded ?? 0;
+    message.origins = (object.origins !== undefined && object.origins !== null)
+      ? OriginCounts.fromPartial(object.origins)
+      : undefined;
+    message.peerScope = object.peerScope ?? "";
+    message.quotas = (object.quotas !== undefined && object.quotas !== null)
+      ? Quotas.fromPartial(object.quotas)
+      : undefined;
+    message.retrievalErrors = object.retrievalErrors?.map((e) => e) || [];
+    message.maxTokens = object.maxTokens ?? 0;
+    message.usedTokens = object.usedTokens ?? 0;
+    message.perEntryCap = object.perEntryCap ?? 0;
+    message.returned = object.returned ?? 0;
+    message.dropped = object.dropped ?? 0;
+    message.deduped = object.deduped ?? 0;
+    message.detail = (object.detail !== undefined && object.detail !== null)
+      ? Detail.fromPartial(object.detail)
+      : undefined;
+    message.tierCounts = object.tierCounts?.map((e) => NamedCount.fromPartial(e)) || [];
+    message.fill = (object.fill !== undefined && object.fill !== null) ? FillStats.fromPartial(object.fill) : undefined;
+    message.purpose = object.purpose ?? "";
+    message.queryExpansion = object.queryExpansion ?? "";
+    message.plannedQueries = object.plannedQueries?.map((e) => e) || [];
+    message.scoreThreshold = object.scoreThreshold ?? undefined;
+    message.otherPeerPenalties = object.otherPeerPenalties?.map((e) => NamedValue.fromPartial(e)) || [];
+    message.rewrite = object.rewrite ?? "";
+    message.rewriteUsage = (object.rewriteUsage !== undefined && object.rewriteUsage !== null)
+      ? TokenUsage.fromPartial(object.rewriteUsage)
+      : undefined;
+    message.dedup = (object.dedup !== undefined && object.dedup !== null)
+      ? DedupStats.fromPartial(object.dedup)
+      : undefined;
+    message.rewriteEngine = object.rewriteEngine ?? "";
+    message.tokenizer = object.tokenizer ?? "";
+    message.packing = object.packing ?? "";
+    message.evidence = (object.evidence !== undefined && object.evidence !== null)
+      ? EvidenceStats.fromPartial(object.evidence)
+      : undefined;
+    message.timeBudgetMs = object.timeBudgetMs ?? 0;
+    message.degradedStages = object.degradedStages?.map((e) => e) || [];
+    message.stageMs = object.stageMs?.map((e) => NamedValue.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseExplainStage(): ExplainStage {
+  return { stage: "", outcome: "", startMs: 0, ms: 0, reason: "" };
+}
+
+export const ExplainStage: MessageFns<ExplainStage> = {
+  encode(message: ExplainStage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.stage !== "") {
+      writer.uint32(10).string(message.stage);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(18).string(message.outcome);
+    }
+    if (message.startMs !== 0) {
+      writer.uint32(25).double(message.startMs);
+    }
+    if (message.ms !== 0) {
+      writer.uint32(33).double(message.ms);
+    }
+    if (message.reason !== "") {
+      writer.uint32(42).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExplainStage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExplainStage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.stage = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.startMs = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.ms = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExplainStage {
+    return {
+      stage: isSet(object.stage) ? globalThis.String(object.stage) : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      startMs: isSet(object.startMs)
+        ? globalThis.Number(object.startMs)
+        : isSet(object.start_ms)
+        ? globalThis.Number(object.start_ms)
+        : 0,
+      ms: isSet(object.ms) ? globalThis.Number(object.ms) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ExplainStage): unknown {
+    const obj: any = {};
+    if (message.stage !== "") {
+      obj.stage = message.stage;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.startMs !== 0) {
+      obj.startMs = floatToJson(message.startMs);
+    }
+    if (message.ms !== 0) {
+      obj.ms = floatToJson(message.ms);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExplainStage>, I>>(base?: I): ExplainStage {
+    return ExplainStage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExplainStage>, I>>(object: I): ExplainStage {
+    const message = createBaseExplainStage();
+    message.stage = object.stage ?? "";
+    message.outcome = object.outcome ?? "";
+    message.startMs = object.startMs ?? 0;
+    message.ms = object.ms ?? 0;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseTierTokens(): TierTokens {
+  return { uri: undefined, abstract: undefined, overview: undefined, full: undefined };
+}
+
+export const TierTokens: MessageFns<TierTokens> = {
+  encode(message: TierTokens, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uri !== undefined) {
+      writer.uint32(9).double(message.uri);
+    }
+    if (message.abstract !== undefined) {
+      writer.uint32(17).double(message.abstract);
+    }
+    if (message.overview !== undefined) {
+      writer.uint32(25).double(message.overview);
+    }
+    if (message.full !== undefined) {
+      writer.uint32(33).double(message.full);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TierTokens {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTierTokens();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 9) {
+              break;
+            }
+
+            message.uri = reader.double();
+            continue;
+          }
+          case 2: {
+            if (tag !== 17) {
+              break;
+            }
+
+            message.abstract = reader.double();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.overview = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.full = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TierTokens {
+    return {
+      uri: isSet(object.uri) ? globalThis.Number(object.uri) : undefined,
+      abstract: isSet(object.abstract) ? globalThis.Number(object.abstract) : undefined,
+      overview: isSet(object.overview) ? globalThis.Number(object.overview) : undefined,
+      full: isSet(object.full) ? globalThis.Number(object.full) : undefined,
+    };
+  },
+
+  toJSON(message: TierTokens): unknown {
+    const obj: any = {};
+    if (message.uri !== undefined) {
+      obj.uri = floatToJson(message.uri);
+    }
+    if (message.abstract !== undefined) {
+      obj.abstract = floatToJson(message.abstract);
+    }
+    if (message.overview !== undefined) {
+      obj.overview = floatToJson(message.overview);
+    }
+    if (message.full !== undefined) {
+      obj.full = floatToJson(message.full);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TierTokens>, I>>(base?: I): TierTokens {
+    return TierTokens.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TierTokens>, I>>(object: I): TierTokens {
+    const message = createBaseTierTokens();
+    message.uri = object.uri ?? undefined;
+    message.abstract = object.abstract ?? undefined;
+    message.overview = object.overview ?? undefined;
+    message.full = object.full ?? undefined;
+    return message;
+  },
+};
+
+function createBaseContextExplainRow(): ContextExplainRow {
+  return {
+    rank: undefined,
+    uri: "",
+    category: "",
+    origin: "",
+    score: 0,
+    rankedScore: 0,
+    tier: "",
+    tokens: undefined,
+    reason: "",
+    cooledTurn: undefined,
+  };
+}
+
+export const ContextExplainRow: MessageFns<ContextExplainRow> = {
+  encode(message: ContextExplainRow, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rank !== undefined) {
+      writer.uint32(8).int32(message.rank);
+    }
+    if (message.uri !== "") {
+      writer.uint32(18).string(message.uri);
+    }
+    if (message.category !== "") {
+      writer.uint32(26).string(message.category);
+    }
+    if (message.origin !== "") {
+      writer.uint32(34).string(message.origin);
+    }
+    if (message.score !== 0) {
+      writer.uint32(41).double(message.score);
+    }
+    if (message.rankedScore !== 0) {
+      writer.uint32(49).double(message.rankedScore);
+    }
+    if (message.tier !== "") {
+      writer.uint32(58).string(message.tier);
+    }
+    if (message.tokens !== undefined) {
+      TierTokens.encode(message.tokens, writer.uint32(66).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(74).string(message.reason);
+    }
+    if (message.cooledTurn !== undefined) {
+      writer.uint32(80).int64(message.cooledTurn);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContextExplainRow {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContextExplainRow();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.rank = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.uri = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.origin = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 41) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.rankedScore = reader.double();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.tier = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.tokens = TierTokens.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 10: {
+            if (tag !== 80) {
+              break;
+            }
+
+            message.cooledTurn = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContextExplainRow {
+    return {
+      rank: isSet(object.rank) ? globalThis.Number(object.rank) : undefined,
+      uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      origin: isSet(object.origin) ? globalThis.String(object.origin) : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      rankedScore: isSet(object.rankedScore)
+        ? globalThis.Number(object.rankedScore)
+        : isSet(object.ranked_score)
+        ? globalThis.Number(object.ranked_score)
+        : 0,
+      tier: isSet(object.tier) ? globalThis.String(object.tier) : "",
+      tokens: isSet(object.tokens) ? TierTokens.fromJSON(object.tokens) : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      cooledTurn: isSet(object.cooledTurn)
+        ? globalThis.Number(object.cooledTurn)
+        : isSet(object.cooled_turn)
+        ? globalThis.Number(object.cooled_turn)
+        : undefined,
+    };
+  },
+
+  toJSON(message: ContextExplainRow): unknown {
+    const obj: any = {};
+    if (message.rank !== undefined) {
+      obj.rank = Math.round(message.rank);
+    }
+    if (message.uri !== "") {
+      obj.uri = message.uri;
+    }
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.origin !== "") {
+      obj.origin = message.origin;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
+    if (message.rankedScore !== 0) {
+      obj.rankedScore = floatToJson(message.rankedScore);
+    }
+    if (message.tier !== "") {
+      obj.tier = message.tier;
+    }
+    if (message.tokens !== undefined) {
+      obj.tokens = TierTokens.toJSON(message.tokens);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.cooledTurn !== undefined) {
+      obj.cooledTurn = Math.round(message.cooledTurn);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContextExplainRow>, I>>(base?: I): ContextExplainRow {
+    return ContextExplainRow.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContextExplainRow>, I>>(object: I): ContextExplainRow {
+    const message = createBaseContextExplainRow();
+    message.rank = object.rank ?? undefined;
+    message.uri = object.uri ?? "";
+    message.category = object.category ?? "";
+    message.origin = object.origin ?? "";
+    message.score = object.score ?? 0;
+    message.rankedScore = object.rankedScore ?? 0;
+    message.tier = object.tier ?? "";
+    message.tokens = (object.tokens !== undefined && object.tokens !== null)
+      ? TierTokens.fromPartial(object.tokens)
+      : undefined;
+    message.reason = object.reason ?? "";
+    message.cooledTurn = object.cooledTurn ?? undefined;
+    return message;
+  },
+};
+
+function createBaseContextExplain(): ContextExplain {
+  return { traceId: "", packing: "", stages: [], floorTokens: 0, upgradeTokens: 0, candidates: [] };
+}
+
+export const ContextExplain: MessageFns<ContextExplain> = {
+  encode(message: ContextExplain, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.traceId !== "") {
+      writer.uint32(10).string(message.traceId);
+    }
+    if (message.packing !== "") {
+      writer.uint32(18).string(message.packing);
+    }
+    for (const v of message.stages) {
+      ExplainStage.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.floorTokens !== 0) {
+      writer.uint32(32).int32(message.floorTokens);
+    }
+    if (message.upgradeTokens !== 0) {
+      writer.uint32(40).int32(message.upgradeTokens);
+    }
+    for (const v of message.candidates) {
+      ContextExplainRow.encode(v!, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ContextExplain {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseContextExplain();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.packing = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stages.push(ExplainStage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.floorTokens = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.upgradeTokens = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.candidates.push(ContextExplainRow.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ContextExplain {
+    return {
+      traceId: isSet(object.traceId)
+        ? globalThis.String(object.traceId)
+        : isSet(object.trace_id)
+        ? globalThis.String(object.trace_id)
+        : "",
+      packing: isSet(object.packing) ? globalThis.String(object.packing) : "",
+      stages: globalThis.Array.isArray(object?.stages) ? object.stages.map((e: any) => ExplainStage.fromJSON(e)) : [],
+      floorTokens: isSet(object.floorTokens)
+        ? globalThis.Number(object.floorTokens)
+        : isSet(object.floor_tokens)
+        ? globalThis.Number(object.floor_tokens)
+        : 0,
+      upgradeTokens: isSet(object.upgradeTokens)
+        ? globalThis.Number(object.upgradeTokens)
+        : isSet(object.upgrade_tokens)
+        ? globalThis.Number(object.upgrade_tokens)
+        : 0,
+      candidates: globalThis.Array.isArray(object?.candidates)
+        ? object.candidates.map((e: any) => ContextExplainRow.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ContextExplain): unknown {
+    const obj: any = {};
+    if (message.traceId !== "") {
+      obj.traceId = message.traceId;
+    }
+    if (message.packing !== "") {
+      obj.packing = message.packing;
+    }
+    if (message.stages?.length) {
+      obj.stages = message.stages.map((e) => ExplainStage.toJSON(e));
+    }
+    if (message.floorTokens !== 0) {
+      obj.floorTokens = Math.round(message.floorTokens);
+    }
+    if (message.upgradeTokens !== 0) {
+      obj.upgradeTokens = Math.round(message.upgradeTokens);
+    }
+    if (message.candidates?.length) {
+      obj.candidates = message.candidates.map((e) => ContextExplainRow.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ContextExplain>, I>>(base?: I): ContextExplain {
+    return ContextExplain.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ContextExplain>, I>>(object: I): ContextExplain {
+    const message = createBaseContextExplain();
+    message.traceId = object.traceId ?? "";
+    message.packing = object.packing ?? "";
+    message.stages = object.stages?.map((e) => ExplainStage.fromPartial(e)) || [];
+    message.floorTokens = object.floorTokens ?? 0;
+    message.upgradeTokens = object.upgradeTokens ?? 0;
+    message.candidates = object.candidates?.map((e) => ContextExplainRow.fromPartial(e)) || [];
     return message;
   },
 };
@@ -1793,7 +4165,7 @@ function createBaseRetrieveRequest(): RetrieveRequest {
     memoryK: 0,
     mmrLambda: undefined,
     maxPerDocument: 0,
-    asOf: "",
+    asOfMs: undefined,
     tokenBudget: undefined,
     timeBudgetMs: undefined,
     stages: [],
@@ -1825,8 +4197,8 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     if (message.maxPerDocument !== 0) {
       writer.uint32(56).int32(message.maxPerDocument);
     }
-    if (message.asOf !== "") {
-      writer.uint32(66).string(message.asOf);
+    if (message.asOfMs !== undefined) {
+      writer.uint32(104).int64(message.asOfMs);
     }
     if (message.tokenBudget !== undefined) {
       writer.uint32(72).int32(message.tokenBudget);
@@ -1915,12 +4287,12 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
             message.maxPerDocument = reader.int32();
             continue;
           }
-          case 8: {
-            if (tag !== 66) {
+          case 13: {
+            if (tag !== 104) {
               break;
             }
 
-            message.asOf = reader.string();
+            message.asOfMs = longToNumber(reader.int64());
             continue;
           }
           case 9: {
@@ -2000,11 +4372,11 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
         : isSet(object.max_per_document)
         ? globalThis.Number(object.max_per_document)
         : 0,
-      asOf: isSet(object.asOf)
-        ? globalThis.String(object.asOf)
-        : isSet(object.as_of)
-        ? globalThis.String(object.as_of)
-        : "",
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
       tokenBudget: isSet(object.tokenBudget)
         ? globalThis.Number(object.tokenBudget)
         : isSet(object.token_budget)
@@ -2046,8 +4418,8 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     if (message.maxPerDocument !== 0) {
       obj.maxPerDocument = Math.round(message.maxPerDocument);
     }
-    if (message.asOf !== "") {
-      obj.asOf = message.asOf;
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
     }
     if (message.tokenBudget !== undefined) {
       obj.tokenBudget = Math.round(message.tokenBudget);
@@ -2081,7 +4453,7 @@ export const RetrieveRequest: MessageFns<RetrieveRequest> = {
     message.memoryK = object.memoryK ?? 0;
     message.mmrLambda = object.mmrLambda ?? undefined;
     message.maxPerDocument = object.maxPerDocument ?? 0;
-    message.asOf = object.asOf ?? "";
+    message.asOfMs = object.asOfMs ?? undefined;
     message.tokenBudget = object.tokenBudget ?? undefined;
     message.timeBudgetMs = object.timeBudgetMs ?? undefined;
     message.stages = object.stages?.map((e) => StageRequest.fromPartial(e)) || [];
@@ -2615,7 +4987,7 @@ function createBaseRetrieveResponse(): RetrieveResponse {
     stages: [],
     budgetMs: undefined,
     traceId: "",
-    explainJson: "",
+    explain: undefined,
   };
 }
 
@@ -2651,8 +5023,8 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
     if (message.traceId !== "") {
       writer.uint32(82).string(message.traceId);
     }
-    if (message.explainJson !== "") {
-      writer.uint32(242).string(message.explainJson);
+    if (message.explain !== undefined) {
+      RetrieveExplain.encode(message.explain, writer.uint32(250).fork()).join();
     }
     return writer;
   },
@@ -2750,12 +5122,12 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
             message.traceId = reader.string();
             continue;
           }
-          case 30: {
-            if (tag !== 242) {
+          case 31: {
+            if (tag !== 250) {
               break;
             }
 
-            message.explainJson = reader.string();
+            message.explain = RetrieveExplain.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -2810,11 +5182,7 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
         : isSet(object.trace_id)
         ? globalThis.String(object.trace_id)
         : "",
-      explainJson: isSet(object.explainJson)
-        ? globalThis.String(object.explainJson)
-        : isSet(object.explain_json)
-        ? globalThis.String(object.explain_json)
-        : "",
+      explain: isSet(object.explain) ? RetrieveExplain.fromJSON(object.explain) : undefined,
     };
   },
 
@@ -2850,8 +5218,8 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
     if (message.traceId !== "") {
       obj.traceId = message.traceId;
     }
-    if (message.explainJson !== "") {
-      obj.explainJson = message.explainJson;
+    if (message.explain !== undefined) {
+      obj.explain = RetrieveExplain.toJSON(message.explain);
     }
     return obj;
   },
@@ -2871,7 +5239,427 @@ export const RetrieveResponse: MessageFns<RetrieveResponse> = {
     message.stages = object.stages?.map((e) => StageResult.fromPartial(e)) || [];
     message.budgetMs = object.budgetMs ?? undefined;
     message.traceId = object.traceId ?? "";
-    message.explainJson = object.explainJson ?? "";
+    message.explain = (object.explain !== undefined && object.explain !== null)
+      ? RetrieveExplain.fromPartial(object.explain)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRetrieveExplainRow(): RetrieveExplainRow {
+  return {
+    rank: undefined,
+    kind: "",
+    id: "",
+    uri: "",
+    docUri: "",
+    category: "",
+    source: "",
+    score: 0,
+    rankedScore: 0,
+    rerankScore: undefined,
+    tier: "",
+    textTokens: undefined,
+    reason: "",
+  };
+}
+
+export const RetrieveExplainRow: MessageFns<RetrieveExplainRow> = {
+  encode(message: RetrieveExplainRow, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rank !== undefined) {
+      writer.uint32(8).int32(message.rank);
+    }
+    if (message.kind !== "") {
+      writer.uint32(18).string(message.kind);
+    }
+    if (message.id !== "") {
+      writer.uint32(26).string(message.id);
+    }
+    if (message.uri !== "") {
+      writer.uint32(34).string(message.uri);
+    }
+    if (message.docUri !== "") {
+      writer.uint32(42).string(message.docUri);
+    }
+    if (message.category !== "") {
+      writer.uint32(50).string(message.category);
+    }
+    if (message.source !== "") {
+      writer.uint32(58).string(message.source);
+    }
+    if (message.score !== 0) {
+      writer.uint32(65).double(message.score);
+    }
+    if (message.rankedScore !== 0) {
+      writer.uint32(73).double(message.rankedScore);
+    }
+    if (message.rerankScore !== undefined) {
+      writer.uint32(81).double(message.rerankScore);
+    }
+    if (message.tier !== "") {
+      writer.uint32(90).string(message.tier);
+    }
+    if (message.textTokens !== undefined) {
+      writer.uint32(97).double(message.textTokens);
+    }
+    if (message.reason !== "") {
+      writer.uint32(106).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetrieveExplainRow {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetrieveExplainRow();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.rank = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kind = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.uri = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.docUri = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.category = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 65) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
+          case 9: {
+            if (tag !== 73) {
+              break;
+            }
+
+            message.rankedScore = reader.double();
+            continue;
+          }
+          case 10: {
+            if (tag !== 81) {
+              break;
+            }
+
+            message.rerankScore = reader.double();
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.tier = reader.string();
+            continue;
+          }
+          case 12: {
+            if (tag !== 97) {
+              break;
+            }
+
+            message.textTokens = reader.double();
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetrieveExplainRow {
+    return {
+      rank: isSet(object.rank) ? globalThis.Number(object.rank) : undefined,
+      kind: isSet(object.kind) ? globalThis.String(object.kind) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
+      docUri: isSet(object.docUri)
+        ? globalThis.String(object.docUri)
+        : isSet(object.doc_uri)
+        ? globalThis.String(object.doc_uri)
+        : "",
+      category: isSet(object.category) ? globalThis.String(object.category) : "",
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      rankedScore: isSet(object.rankedScore)
+        ? globalThis.Number(object.rankedScore)
+        : isSet(object.ranked_score)
+        ? globalThis.Number(object.ranked_score)
+        : 0,
+      rerankScore: isSet(object.rerankScore)
+        ? globalThis.Number(object.rerankScore)
+        : isSet(object.rerank_score)
+        ? globalThis.Number(object.rerank_score)
+        : undefined,
+      tier: isSet(object.tier) ? globalThis.String(object.tier) : "",
+      textTokens: isSet(object.textTokens)
+        ? globalThis.Number(object.textTokens)
+        : isSet(object.text_tokens)
+        ? globalThis.Number(object.text_tokens)
+        : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: RetrieveExplainRow): unknown {
+    const obj: any = {};
+    if (message.rank !== undefined) {
+      obj.rank = Math.round(message.rank);
+    }
+    if (message.kind !== "") {
+      obj.kind = message.kind;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.uri !== "") {
+      obj.uri = message.uri;
+    }
+    if (message.docUri !== "") {
+      obj.docUri = message.docUri;
+    }
+    if (message.category !== "") {
+      obj.category = message.category;
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
+    if (message.rankedScore !== 0) {
+      obj.rankedScore = floatToJson(message.rankedScore);
+    }
+    if (message.rerankScore !== undefined) {
+      obj.rerankScore = floatToJson(message.rerankScore);
+    }
+    if (message.tier !== "") {
+      obj.tier = message.tier;
+    }
+    if (message.textTokens !== undefined) {
+      obj.textTokens = floatToJson(message.textTokens);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RetrieveExplainRow>, I>>(base?: I): RetrieveExplainRow {
+    return RetrieveExplainRow.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RetrieveExplainRow>, I>>(object: I): RetrieveExplainRow {
+    const message = createBaseRetrieveExplainRow();
+    message.rank = object.rank ?? undefined;
+    message.kind = object.kind ?? "";
+    message.id = object.id ?? "";
+    message.uri = object.uri ?? "";
+    message.docUri = object.docUri ?? "";
+    message.category = object.category ?? "";
+    message.source = object.source ?? "";
+    message.score = object.score ?? 0;
+    message.rankedScore = object.rankedScore ?? 0;
+    message.rerankScore = object.rerankScore ?? undefined;
+    message.tier = object.tier ?? "";
+    message.textTokens = object.textTokens ?? undefined;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseRetrieveExplain(): RetrieveExplain {
+  return { traceId: "", retrievalTraceId: "", stages: [], candidates: [] };
+}
+
+export const RetrieveExplain: MessageFns<RetrieveExplain> = {
+  encode(message: RetrieveExplain, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.traceId !== "") {
+      writer.uint32(10).string(message.traceId);
+    }
+    if (message.retrievalTraceId !== "") {
+      writer.uint32(18).string(message.retrievalTraceId);
+    }
+    for (const v of message.stages) {
+      ExplainStage.encode(v!, writer.uint32(26).fork()).join();
+    }
+    for (const v of message.candidates) {
+      RetrieveExplainRow.encode(v!, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetrieveExplain {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetrieveExplain();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.retrievalTraceId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.stages.push(ExplainStage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.candidates.push(RetrieveExplainRow.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetrieveExplain {
+    return {
+      traceId: isSet(object.traceId)
+        ? globalThis.String(object.traceId)
+        : isSet(object.trace_id)
+        ? globalThis.String(object.trace_id)
+        : "",
+      retrievalTraceId: isSet(object.retrievalTraceId)
+        ? globalThis.String(object.retrievalTraceId)
+        : isSet(object.retrieval_trace_id)
+        ? globalThis.String(object.retrieval_trace_id)
+        : "",
+      stages: globalThis.Array.isArray(object?.stages) ? object.stages.map((e: any) => ExplainStage.fromJSON(e)) : [],
+      candidates: globalThis.Array.isArray(object?.candidates)
+        ? object.candidates.map((e: any) => RetrieveExplainRow.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: RetrieveExplain): unknown {
+    const obj: any = {};
+    if (message.traceId !== "") {
+      obj.traceId = message.traceId;
+    }
+    if (message.retrievalTraceId !== "") {
+      obj.retrievalTraceId = message.retrievalTraceId;
+    }
+    if (message.stages?.length) {
+      obj.stages = message.stages.map((e) => ExplainStage.toJSON(e));
+    }
+    if (message.candidates?.length) {
+      obj.candidates = message.candidates.map((e) => RetrieveExplainRow.toJSON(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RetrieveExplain>, I>>(base?: I): RetrieveExplain {
+    return RetrieveExplain.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RetrieveExplain>, I>>(object: I): RetrieveExplain {
+    const message = createBaseRetrieveExplain();
+    message.traceId = object.traceId ?? "";
+    message.retrievalTraceId = object.retrievalTraceId ?? "";
+    message.stages = object.stages?.map((e) => ExplainStage.fromPartial(e)) || [];
+    message.candidates = object.candidates?.map((e) => RetrieveExplainRow.fromPartial(e)) || [];
     return message;
   },
 };
@@ -3138,13 +5926,13 @@ export const GetTraceRequest: MessageFns<GetTraceRequest> = {
 };
 
 function createBaseGetTraceResponse(): GetTraceResponse {
-  return { traceJson: "" };
+  return { trace: undefined };
 }
 
 export const GetTraceResponse: MessageFns<GetTraceResponse> = {
   encode(message: GetTraceResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
-    if (message.traceJson !== "") {
-      writer.uint32(10).string(message.traceJson);
+    if (message.trace !== undefined) {
+      RetrievalTrace.encode(message.trace, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -3162,12 +5950,12 @@ export const GetTraceResponse: MessageFns<GetTraceResponse> = {
       while (reader.pos < end) {
         const tag = reader.uint32();
         switch (tag >>> 3) {
-          case 1: {
-            if (tag !== 10) {
+          case 2: {
+            if (tag !== 18) {
               break;
             }
 
-            message.traceJson = reader.string();
+            message.trace = RetrievalTrace.decode(reader, reader.uint32());
             continue;
           }
         }
@@ -3183,19 +5971,13 @@ export const GetTraceResponse: MessageFns<GetTraceResponse> = {
   },
 
   fromJSON(object: any): GetTraceResponse {
-    return {
-      traceJson: isSet(object.traceJson)
-        ? globalThis.String(object.traceJson)
-        : isSet(object.trace_json)
-        ? globalThis.String(object.trace_json)
-        : "",
-    };
+    return { trace: isSet(object.trace) ? RetrievalTrace.fromJSON(object.trace) : undefined };
   },
 
   toJSON(message: GetTraceResponse): unknown {
     const obj: any = {};
-    if (message.traceJson !== "") {
-      obj.traceJson = message.traceJson;
+    if (message.trace !== undefined) {
+      obj.trace = RetrievalTrace.toJSON(message.trace);
     }
     return obj;
   },
@@ -3205,7 +5987,1336 @@ export const GetTraceResponse: MessageFns<GetTraceResponse> = {
   },
   fromPartial<I extends Exact<DeepPartial<GetTraceResponse>, I>>(object: I): GetTraceResponse {
     const message = createBaseGetTraceResponse();
-    message.traceJson = object.traceJson ?? "";
+    message.trace = (object.trace !== undefined && object.trace !== null)
+      ? RetrievalTrace.fromPartial(object.trace)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRetrieveStageChoices(): RetrieveStageChoices {
+  return { queryRewrite: false, graphAssist: false, rerank: false };
+}
+
+export const RetrieveStageChoices: MessageFns<RetrieveStageChoices> = {
+  encode(message: RetrieveStageChoices, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.queryRewrite !== false) {
+      writer.uint32(8).bool(message.queryRewrite);
+    }
+    if (message.graphAssist !== false) {
+      writer.uint32(16).bool(message.graphAssist);
+    }
+    if (message.rerank !== false) {
+      writer.uint32(24).bool(message.rerank);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetrieveStageChoices {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetrieveStageChoices();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.queryRewrite = reader.bool();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.graphAssist = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.rerank = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetrieveStageChoices {
+    return {
+      queryRewrite: isSet(object.queryRewrite)
+        ? globalThis.Boolean(object.queryRewrite)
+        : isSet(object.query_rewrite)
+        ? globalThis.Boolean(object.query_rewrite)
+        : false,
+      graphAssist: isSet(object.graphAssist)
+        ? globalThis.Boolean(object.graphAssist)
+        : isSet(object.graph_assist)
+        ? globalThis.Boolean(object.graph_assist)
+        : false,
+      rerank: isSet(object.rerank) ? globalThis.Boolean(object.rerank) : false,
+    };
+  },
+
+  toJSON(message: RetrieveStageChoices): unknown {
+    const obj: any = {};
+    if (message.queryRewrite !== false) {
+      obj.queryRewrite = message.queryRewrite;
+    }
+    if (message.graphAssist !== false) {
+      obj.graphAssist = message.graphAssist;
+    }
+    if (message.rerank !== false) {
+      obj.rerank = message.rerank;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RetrieveStageChoices>, I>>(base?: I): RetrieveStageChoices {
+    return RetrieveStageChoices.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RetrieveStageChoices>, I>>(object: I): RetrieveStageChoices {
+    const message = createBaseRetrieveStageChoices();
+    message.queryRewrite = object.queryRewrite ?? false;
+    message.graphAssist = object.graphAssist ?? false;
+    message.rerank = object.rerank ?? false;
+    return message;
+  },
+};
+
+function createBaseTraceParams(): TraceParams {
+  return {
+    subject: "",
+    topK: 0,
+    memoryK: 0,
+    mmrLambda: undefined,
+    maxPerDocument: 0,
+    asOfMs: undefined,
+    tokenBudget: undefined,
+    timeBudgetMs: undefined,
+    stages: undefined,
+    tokenizer: "",
+  };
+}
+
+export const TraceParams: MessageFns<TraceParams> = {
+  encode(message: TraceParams, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.subject !== "") {
+      writer.uint32(10).string(message.subject);
+    }
+    if (message.topK !== 0) {
+      writer.uint32(16).int32(message.topK);
+    }
+    if (message.memoryK !== 0) {
+      writer.uint32(24).int32(message.memoryK);
+    }
+    if (message.mmrLambda !== undefined) {
+      writer.uint32(33).double(message.mmrLambda);
+    }
+    if (message.maxPerDocument !== 0) {
+      writer.uint32(40).int32(message.maxPerDocument);
+    }
+    if (message.asOfMs !== undefined) {
+      writer.uint32(48).int64(message.asOfMs);
+    }
+    if (message.tokenBudget !== undefined) {
+      writer.uint32(56).int32(message.tokenBudget);
+    }
+    if (message.timeBudgetMs !== undefined) {
+      writer.uint32(64).int32(message.timeBudgetMs);
+    }
+    if (message.stages !== undefined) {
+      RetrieveStageChoices.encode(message.stages, writer.uint32(74).fork()).join();
+    }
+    if (message.tokenizer !== "") {
+      writer.uint32(82).string(message.tokenizer);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TraceParams {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTraceParams();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.subject = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.topK = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.memoryK = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.mmrLambda = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.maxPerDocument = reader.int32();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.asOfMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.tokenBudget = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.timeBudgetMs = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.stages = RetrieveStageChoices.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.tokenizer = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TraceParams {
+    return {
+      subject: isSet(object.subject) ? globalThis.String(object.subject) : "",
+      topK: isSet(object.topK)
+        ? globalThis.Number(object.topK)
+        : isSet(object.top_k)
+        ? globalThis.Number(object.top_k)
+        : 0,
+      memoryK: isSet(object.memoryK)
+        ? globalThis.Number(object.memoryK)
+        : isSet(object.memory_k)
+        ? globalThis.Number(object.memory_k)
+        : 0,
+      mmrLambda: isSet(object.mmrLambda)
+        ? globalThis.Number(object.mmrLambda)
+        : isSet(object.mmr_lambda)
+        ? globalThis.Number(object.mmr_lambda)
+        : undefined,
+      maxPerDocument: isSet(object.maxPerDocument)
+        ? globalThis.Number(object.maxPerDocument)
+        : isSet(object.max_per_document)
+        ? globalThis.Number(object.max_per_document)
+        : 0,
+      asOfMs: isSet(object.asOfMs)
+        ? globalThis.Number(object.asOfMs)
+        : isSet(object.as_of_ms)
+        ? globalThis.Number(object.as_of_ms)
+        : undefined,
+      tokenBudget: isSet(object.tokenBudget)
+        ? globalThis.Number(object.tokenBudget)
+        : isSet(object.token_budget)
+        ? globalThis.Number(object.token_budget)
+        : undefined,
+      timeBudgetMs: isSet(object.timeBudgetMs)
+        ? globalThis.Number(object.timeBudgetMs)
+        : isSet(object.time_budget_ms)
+        ? globalThis.Number(object.time_budget_ms)
+        : undefined,
+      stages: isSet(object.stages) ? RetrieveStageChoices.fromJSON(object.stages) : undefined,
+      tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
+    };
+  },
+
+  toJSON(message: TraceParams): unknown {
+    const obj: any = {};
+    if (message.subject !== "") {
+      obj.subject = message.subject;
+    }
+    if (message.topK !== 0) {
+      obj.topK = Math.round(message.topK);
+    }
+    if (message.memoryK !== 0) {
+      obj.memoryK = Math.round(message.memoryK);
+    }
+    if (message.mmrLambda !== undefined) {
+      obj.mmrLambda = floatToJson(message.mmrLambda);
+    }
+    if (message.maxPerDocument !== 0) {
+      obj.maxPerDocument = Math.round(message.maxPerDocument);
+    }
+    if (message.asOfMs !== undefined) {
+      obj.asOfMs = Math.round(message.asOfMs);
+    }
+    if (message.tokenBudget !== undefined) {
+      obj.tokenBudget = Math.round(message.tokenBudget);
+    }
+    if (message.timeBudgetMs !== undefined) {
+      obj.timeBudgetMs = Math.round(message.timeBudgetMs);
+    }
+    if (message.stages !== undefined) {
+      obj.stages = RetrieveStageChoices.toJSON(message.stages);
+    }
+    if (message.tokenizer !== "") {
+      obj.tokenizer = message.tokenizer;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TraceParams>, I>>(base?: I): TraceParams {
+    return TraceParams.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TraceParams>, I>>(object: I): TraceParams {
+    const message = createBaseTraceParams();
+    message.subject = object.subject ?? "";
+    message.topK = object.topK ?? 0;
+    message.memoryK = object.memoryK ?? 0;
+    message.mmrLambda = object.mmrLambda ?? undefined;
+    message.maxPerDocument = object.maxPerDocument ?? 0;
+    message.asOfMs = object.asOfMs ?? undefined;
+    message.tokenBudget = object.tokenBudget ?? undefined;
+    message.timeBudgetMs = object.timeBudgetMs ?? undefined;
+    message.stages = (object.stages !== undefined && object.stages !== null)
+      ? RetrieveStageChoices.fromPartial(object.stages)
+      : undefined;
+    message.tokenizer = object.tokenizer ?? "";
+    return message;
+  },
+};
+
+function createBaseTraceStage(): TraceStage {
+  return { stage: "", outcome: "", ms: 0, reason: "", optional: false };
+}
+
+export const TraceStage: MessageFns<TraceStage> = {
+  encode(message: TraceStage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.stage !== "") {
+      writer.uint32(10).string(message.stage);
+    }
+    if (message.outcome !== "") {
+      writer.uint32(18).string(message.outcome);
+    }
+    if (message.ms !== 0) {
+      writer.uint32(25).double(message.ms);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    if (message.optional !== false) {
+      writer.uint32(40).bool(message.optional);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TraceStage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTraceStage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.stage = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.outcome = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.ms = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.optional = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TraceStage {
+    return {
+      stage: isSet(object.stage) ? globalThis.String(object.stage) : "",
+      outcome: isSet(object.outcome) ? globalThis.String(object.outcome) : "",
+      ms: isSet(object.ms) ? globalThis.Number(object.ms) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+      optional: isSet(object.optional) ? globalThis.Boolean(object.optional) : false,
+    };
+  },
+
+  toJSON(message: TraceStage): unknown {
+    const obj: any = {};
+    if (message.stage !== "") {
+      obj.stage = message.stage;
+    }
+    if (message.outcome !== "") {
+      obj.outcome = message.outcome;
+    }
+    if (message.ms !== 0) {
+      obj.ms = floatToJson(message.ms);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    if (message.optional !== false) {
+      obj.optional = message.optional;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TraceStage>, I>>(base?: I): TraceStage {
+    return TraceStage.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TraceStage>, I>>(object: I): TraceStage {
+    const message = createBaseTraceStage();
+    message.stage = object.stage ?? "";
+    message.outcome = object.outcome ?? "";
+    message.ms = object.ms ?? 0;
+    message.reason = object.reason ?? "";
+    message.optional = object.optional ?? false;
+    return message;
+  },
+};
+
+function createBaseTraceCandidate(): TraceCandidate {
+  return { uri: "", docUri: "", score: 0, searchScore: 0, source: "", rerankScore: undefined };
+}
+
+export const TraceCandidate: MessageFns<TraceCandidate> = {
+  encode(message: TraceCandidate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uri !== "") {
+      writer.uint32(10).string(message.uri);
+    }
+    if (message.docUri !== "") {
+      writer.uint32(18).string(message.docUri);
+    }
+    if (message.score !== 0) {
+      writer.uint32(25).double(message.score);
+    }
+    if (message.searchScore !== 0) {
+      writer.uint32(33).double(message.searchScore);
+    }
+    if (message.source !== "") {
+      writer.uint32(42).string(message.source);
+    }
+    if (message.rerankScore !== undefined) {
+      writer.uint32(49).double(message.rerankScore);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TraceCandidate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTraceCandidate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uri = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.docUri = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 33) {
+              break;
+            }
+
+            message.searchScore = reader.double();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.source = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 49) {
+              break;
+            }
+
+            message.rerankScore = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TraceCandidate {
+    return {
+      uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
+      docUri: isSet(object.docUri)
+        ? globalThis.String(object.docUri)
+        : isSet(object.doc_uri)
+        ? globalThis.String(object.doc_uri)
+        : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      searchScore: isSet(object.searchScore)
+        ? globalThis.Number(object.searchScore)
+        : isSet(object.search_score)
+        ? globalThis.Number(object.search_score)
+        : 0,
+      source: isSet(object.source) ? globalThis.String(object.source) : "",
+      rerankScore: isSet(object.rerankScore)
+        ? globalThis.Number(object.rerankScore)
+        : isSet(object.rerank_score)
+        ? globalThis.Number(object.rerank_score)
+        : undefined,
+    };
+  },
+
+  toJSON(message: TraceCandidate): unknown {
+    const obj: any = {};
+    if (message.uri !== "") {
+      obj.uri = message.uri;
+    }
+    if (message.docUri !== "") {
+      obj.docUri = message.docUri;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
+    if (message.searchScore !== 0) {
+      obj.searchScore = floatToJson(message.searchScore);
+    }
+    if (message.source !== "") {
+      obj.source = message.source;
+    }
+    if (message.rerankScore !== undefined) {
+      obj.rerankScore = floatToJson(message.rerankScore);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TraceCandidate>, I>>(base?: I): TraceCandidate {
+    return TraceCandidate.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TraceCandidate>, I>>(object: I): TraceCandidate {
+    const message = createBaseTraceCandidate();
+    message.uri = object.uri ?? "";
+    message.docUri = object.docUri ?? "";
+    message.score = object.score ?? 0;
+    message.searchScore = object.searchScore ?? 0;
+    message.source = object.source ?? "";
+    message.rerankScore = object.rerankScore ?? undefined;
+    return message;
+  },
+};
+
+function createBaseTraceDrop(): TraceDrop {
+  return { uri: "", id: "", reason: "" };
+}
+
+export const TraceDrop: MessageFns<TraceDrop> = {
+  encode(message: TraceDrop, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uri !== "") {
+      writer.uint32(10).string(message.uri);
+    }
+    if (message.id !== "") {
+      writer.uint32(18).string(message.id);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TraceDrop {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTraceDrop();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uri = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TraceDrop {
+    return {
+      uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: TraceDrop): unknown {
+    const obj: any = {};
+    if (message.uri !== "") {
+      obj.uri = message.uri;
+    }
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TraceDrop>, I>>(base?: I): TraceDrop {
+    return TraceDrop.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TraceDrop>, I>>(object: I): TraceDrop {
+    const message = createBaseTraceDrop();
+    message.uri = object.uri ?? "";
+    message.id = object.id ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseTraceEntry(): TraceEntry {
+  return { id: "", uri: "", score: 0, tokens: 0 };
+}
+
+export const TraceEntry: MessageFns<TraceEntry> = {
+  encode(message: TraceEntry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.uri !== "") {
+      writer.uint32(18).string(message.uri);
+    }
+    if (message.score !== 0) {
+      writer.uint32(25).double(message.score);
+    }
+    if (message.tokens !== 0) {
+      writer.uint32(32).int32(message.tokens);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TraceEntry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTraceEntry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.uri = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.score = reader.double();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.tokens = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TraceEntry {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      uri: isSet(object.uri) ? globalThis.String(object.uri) : "",
+      score: isSet(object.score) ? globalThis.Number(object.score) : 0,
+      tokens: isSet(object.tokens) ? globalThis.Number(object.tokens) : 0,
+    };
+  },
+
+  toJSON(message: TraceEntry): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.uri !== "") {
+      obj.uri = message.uri;
+    }
+    if (message.score !== 0) {
+      obj.score = floatToJson(message.score);
+    }
+    if (message.tokens !== 0) {
+      obj.tokens = Math.round(message.tokens);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TraceEntry>, I>>(base?: I): TraceEntry {
+    return TraceEntry.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TraceEntry>, I>>(object: I): TraceEntry {
+    const message = createBaseTraceEntry();
+    message.id = object.id ?? "";
+    message.uri = object.uri ?? "";
+    message.score = object.score ?? 0;
+    message.tokens = object.tokens ?? 0;
+    return message;
+  },
+};
+
+function createBaseTraceResult(): TraceResult {
+  return { passages: [], memories: [], groupMemories: [], tokensTotal: 0, droppedCount: 0 };
+}
+
+export const TraceResult: MessageFns<TraceResult> = {
+  encode(message: TraceResult, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.passages) {
+      TraceEntry.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.memories) {
+      TraceEntry.encode(v!, writer.uint32(18).fork()).join();
+    }
+    for (const v of message.groupMemories) {
+      TraceEntry.encode(v!, writer.uint32(26).fork()).join();
+    }
+    if (message.tokensTotal !== 0) {
+      writer.uint32(32).int32(message.tokensTotal);
+    }
+    if (message.droppedCount !== 0) {
+      writer.uint32(40).int32(message.droppedCount);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): TraceResult {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseTraceResult();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.passages.push(TraceEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.memories.push(TraceEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.groupMemories.push(TraceEntry.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.tokensTotal = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.droppedCount = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): TraceResult {
+    return {
+      passages: globalThis.Array.isArray(object?.passages)
+        ? object.passages.map((e: any) => TraceEntry.fromJSON(e))
+        : [],
+      memories: globalThis.Array.isArray(object?.memories)
+        ? object.memories.map((e: any) => TraceEntry.fromJSON(e))
+        : [],
+      groupMemories: globalThis.Array.isArray(object?.groupMemories)
+        ? object.groupMemories.map((e: any) => TraceEntry.fromJSON(e))
+        : globalThis.Array.isArray(object?.group_memories)
+        ? object.group_memories.map((e: any) => TraceEntry.fromJSON(e))
+        : [],
+      tokensTotal: isSet(object.tokensTotal)
+        ? globalThis.Number(object.tokensTotal)
+        : isSet(object.tokens_total)
+        ? globalThis.Number(object.tokens_total)
+        : 0,
+      droppedCount: isSet(object.droppedCount)
+        ? globalThis.Number(object.droppedCount)
+        : isSet(object.dropped_count)
+        ? globalThis.Number(object.dropped_count)
+        : 0,
+    };
+  },
+
+  toJSON(message: TraceResult): unknown {
+    const obj: any = {};
+    if (message.passages?.length) {
+      obj.passages = message.passages.map((e) => TraceEntry.toJSON(e));
+    }
+    if (message.memories?.length) {
+      obj.memories = message.memories.map((e) => TraceEntry.toJSON(e));
+    }
+    if (message.groupMemories?.length) {
+      obj.groupMemories = message.groupMemories.map((e) => TraceEntry.toJSON(e));
+    }
+    if (message.tokensTotal !== 0) {
+      obj.tokensTotal = Math.round(message.tokensTotal);
+    }
+    if (message.droppedCount !== 0) {
+      obj.droppedCount = Math.round(message.droppedCount);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<TraceResult>, I>>(base?: I): TraceResult {
+    return TraceResult.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<TraceResult>, I>>(object: I): TraceResult {
+    const message = createBaseTraceResult();
+    message.passages = object.passages?.map((e) => TraceEntry.fromPartial(e)) || [];
+    message.memories = object.memories?.map((e) => TraceEntry.fromPartial(e)) || [];
+    message.groupMemories = object.groupMemories?.map((e) => TraceEntry.fromPartial(e)) || [];
+    message.tokensTotal = object.tokensTotal ?? 0;
+    message.droppedCount = object.droppedCount ?? 0;
+    return message;
+  },
+};
+
+function createBaseRetrievalTrace(): RetrievalTrace {
+  return {
+    traceId: "",
+    createdAtMs: 0,
+    requestId: "",
+    user: "",
+    workspace: "",
+    query: "",
+    plannedQueries: [],
+    params: undefined,
+    stages: [],
+    degradedStages: [],
+    candidates: [],
+    dropped: [],
+    result: undefined,
+  };
+}
+
+export const RetrievalTrace: MessageFns<RetrievalTrace> = {
+  encode(message: RetrievalTrace, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.traceId !== "") {
+      writer.uint32(10).string(message.traceId);
+    }
+    if (message.createdAtMs !== 0) {
+      writer.uint32(16).int64(message.createdAtMs);
+    }
+    if (message.requestId !== "") {
+      writer.uint32(26).string(message.requestId);
+    }
+    if (message.user !== "") {
+      writer.uint32(34).string(message.user);
+    }
+    if (message.workspace !== "") {
+      writer.uint32(42).string(message.workspace);
+    }
+    if (message.query !== "") {
+      writer.uint32(50).string(message.query);
+    }
+    for (const v of message.plannedQueries) {
+      writer.uint32(58).string(v!);
+    }
+    if (message.params !== undefined) {
+      TraceParams.encode(message.params, writer.uint32(66).fork()).join();
+    }
+    for (const v of message.stages) {
+      TraceStage.encode(v!, writer.uint32(74).fork()).join();
+    }
+    for (const v of message.degradedStages) {
+      writer.uint32(82).string(v!);
+    }
+    for (const v of message.candidates) {
+      TraceCandidate.encode(v!, writer.uint32(90).fork()).join();
+    }
+    for (const v of message.dropped) {
+      TraceDrop.encode(v!, writer.uint32(98).fork()).join();
+    }
+    if (message.result !== undefined) {
+      TraceResult.encode(message.result, writer.uint32(106).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RetrievalTrace {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRetrievalTrace();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.traceId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.createdAtMs = longToNumber(reader.int64());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.user = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.workspace = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.query = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.plannedQueries.push(reader.string());
+            continue;
+          }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.params = TraceParams.decode(reader, reader.uint32());
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.stages.push(TraceStage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.degradedStages.push(reader.string());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.candidates.push(TraceCandidate.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.dropped.push(TraceDrop.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.result = TraceResult.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RetrievalTrace {
+    return {
+      traceId: isSet(object.traceId)
+        ? globalThis.String(object.traceId)
+        : isSet(object.trace_id)
+        ? globalThis.String(object.trace_id)
+        : "",
+      createdAtMs: isSet(object.createdAtMs)
+        ? globalThis.Number(object.createdAtMs)
+        : isSet(object.created_at_ms)
+        ? globalThis.Number(object.created_at_ms)
+        : 0,
+      requestId: isSet(object.requestId)
+        ? globalThis.String(object.requestId)
+        : isSet(object.request_id)
+        ? globalThis.String(object.request_id)
+        : "",
+      user: isSet(object.user) ? globalThis.String(object.user) : "",
+      workspace: isSet(object.workspace) ? globalThis.String(object.workspace) : "",
+      query: isSet(object.query) ? globalThis.String(object.query) : "",
+      plannedQueries: globalThis.Array.isArray(object?.plannedQueries)
+        ? object.plannedQueries.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.planned_queries)
+        ? object.planned_queries.map((e: any) => globalThis.String(e))
+        : [],
+      params: isSet(object.params) ? TraceParams.fromJSON(object.params) : undefined,
+      stages: globalThis.Array.isArray(object?.stages)
+        ? object.stages.map((e: any) => TraceStage.fromJSON(e))
+        : [],
+      degradedStages: globalThis.Array.isArray(object?.degradedStages)
+        ? object.degradedStages.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.degraded_stages)
+        ? object.degraded_stages.map((e: any) => globalThis.String(e))
+        : [],
+      candidates: globalThis.Array.isArray(object?.candidates)
+        ? object.candidates.map((e: any) => TraceCandidate.fromJSON(e))
+        : [],
+      dropped: globalThis.Array.isArray(object?.dropped) ? object.dropped.map((e: any) => TraceDrop.fromJSON(e)) : [],
+      result: isSet(object.result) ? TraceResult.fromJSON(object.result) : undefined,
+    };
+  },
+
+  toJSON(message: RetrievalTrace): unknown {
+    const obj: any = {};
+    if (message.traceId !== "") {
+      obj.traceId = message.traceId;
+    }
+    if (message.createdAtMs !== 0) {
+      obj.createdAtMs = Math.round(message.createdAtMs);
+    }
+    if (message.requestId !== "") {
+      obj.requestId = message.requestId;
+    }
+    if (message.user !== "") {
+      obj.user = message.user;
+    }
+    if (message.workspace !== "") {
+      obj.workspace = message.workspace;
+    }
+    if (message.query !== "") {
+      obj.query = message.query;
+    }
+    if (message.plannedQueries?.length) {
+      obj.plannedQueries = message.plannedQueries;
+    }
+    if (message.params !== undefined) {
+      obj.params = TraceParams.toJSON(message.params);
+    }
+    if (message.stages?.length) {
+      obj.stages = message.stages.map((e) => TraceStage.toJSON(e));
+    }
+    if (message.degradedStages?.length) {
+      obj.degradedStages = message.degradedStages;
+    }
+    if (message.candidates?.length) {
+      obj.candidates = message.candidates.map((e) => TraceCandidate.toJSON(e));
+    }
+    if (message.dropped?.length) {
+      obj.dropped = message.dropped.map((e) => TraceDrop.toJSON(e));
+    }
+    if (message.result !== undefined) {
+      obj.result = TraceResult.toJSON(message.result);
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<RetrievalTrace>, I>>(base?: I): RetrievalTrace {
+    return RetrievalTrace.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<RetrievalTrace>, I>>(object: I): RetrievalTrace {
+    const message = createBaseRetrievalTrace();
+    message.traceId = object.traceId ?? "";
+    message.createdAtMs = object.createdAtMs ?? 0;
+    message.requestId = object.requestId ?? "";
+    message.user = object.user ?? "";
+    message.workspace = object.workspace ?? "";
+    message.query = object.query ?? "";
+    message.plannedQueries = object.plannedQueries?.map((e) => e) || [];
+    message.params = (object.params !== undefined && object.params !== null)
+      ? TraceParams.fromPartial(object.params)
+      : undefined;
+    message.stages = object.stages?.map((e) => TraceStage.fromPartial(e)) || [];
+    message.degradedStages = object.degradedStages?.map((e) => e) || [];
+    message.candidates = object.candidates?.map((e) => TraceCandidate.fromPartial(e)) || [];
+    message.dropped = object.dropped?.map((e) => TraceDrop.fromPartial(e)) || [];
+    message.result = (object.result !== undefined && object.result !== null)
+      ? TraceResult.fromPartial(object.result)
+      : undefined;
     return message;
   },
 };
@@ -3392,6 +7503,17 @@ type DeepPartial<T> = T extends Builtin ? T
 type KeysOfUnion<T> = T extends T ? keyof T : never;
 type Exact<P, I extends P> = P extends Builtin ? P
   : P & { [K in keyof P]: Exact<P[K], I[K]> } & { [K in Exclude<keyof I, KeysOfUnion<P>>]: never };
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;

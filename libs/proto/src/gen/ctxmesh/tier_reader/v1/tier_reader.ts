@@ -18,7 +18,7 @@ import {
   type ServiceError,
   type UntypedServiceImplementation,
 } from "@grpc/grpc-js";
-import { Identity } from "../../common/v1/common";
+import { Detail, Identity } from "../../common/v1/common";
 
 /** A candidate as the tier reader needs it. */
 export interface TierCandidate {
@@ -50,8 +50,10 @@ export interface ReadTiersRequest {
   candidates: TierCandidate[];
   /** Effective token budget. */
   maxTokens: number;
-  /** Normalised detail pin as JSON: null, "abstract"|"overview"|"full", or {category: tier}. */
-  detailJson: string;
+  /** Normalised detail pin; absent for none. */
+  detail:
+    | Detail
+    | undefined;
   /** Tokenizer for the read decision: "estimate" (default), "o200k_base", "cl100k_base". */
   tokenizer: string;
   /** Use the code outliner for code files (true in production; the kernel vectors turn it off). */
@@ -315,7 +317,7 @@ function createBaseReadTiersRequest(): ReadTiersRequest {
     identity: undefined,
     candidates: [],
     maxTokens: 0,
-    detailJson: "",
+    detail: undefined,
     tokenizer: "",
     codeOutline: false,
     packing: "",
@@ -334,8 +336,8 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
     if (message.maxTokens !== 0) {
       writer.uint32(24).int32(message.maxTokens);
     }
-    if (message.detailJson !== "") {
-      writer.uint32(34).string(message.detailJson);
+    if (message.detail !== undefined) {
+      Detail.encode(message.detail, writer.uint32(74).fork()).join();
     }
     if (message.tokenizer !== "") {
       writer.uint32(42).string(message.tokenizer);
@@ -389,12 +391,12 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
             message.maxTokens = reader.int32();
             continue;
           }
-          case 4: {
-            if (tag !== 34) {
+          case 9: {
+            if (tag !== 74) {
               break;
             }
 
-            message.detailJson = reader.string();
+            message.detail = Detail.decode(reader, reader.uint32());
             continue;
           }
           case 5: {
@@ -452,11 +454,7 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
         : isSet(object.max_tokens)
         ? globalThis.Number(object.max_tokens)
         : 0,
-      detailJson: isSet(object.detailJson)
-        ? globalThis.String(object.detailJson)
-        : isSet(object.detail_json)
-        ? globalThis.String(object.detail_json)
-        : "",
+      detail: isSet(object.detail) ? Detail.fromJSON(object.detail) : undefined,
       tokenizer: isSet(object.tokenizer) ? globalThis.String(object.tokenizer) : "",
       codeOutline: isSet(object.codeOutline)
         ? globalThis.Boolean(object.codeOutline)
@@ -483,8 +481,8 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
     if (message.maxTokens !== 0) {
       obj.maxTokens = Math.round(message.maxTokens);
     }
-    if (message.detailJson !== "") {
-      obj.detailJson = message.detailJson;
+    if (message.detail !== undefined) {
+      obj.detail = Detail.toJSON(message.detail);
     }
     if (message.tokenizer !== "") {
       obj.tokenizer = message.tokenizer;
@@ -511,7 +509,9 @@ export const ReadTiersRequest: MessageFns<ReadTiersRequest> = {
       : undefined;
     message.candidates = object.candidates?.map((e) => TierCandidate.fromPartial(e)) || [];
     message.maxTokens = object.maxTokens ?? 0;
-    message.detailJson = object.detailJson ?? "";
+    message.detail = (object.detail !== undefined && object.detail !== null)
+      ? Detail.fromPartial(object.detail)
+      : undefined;
     message.tokenizer = object.tokenizer ?? "";
     message.codeOutline = object.codeOutline ?? false;
     message.packing = object.packing ?? "";

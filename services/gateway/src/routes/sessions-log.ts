@@ -24,7 +24,7 @@
  */
 import { isAgentId, parseSeqText, SESSION_ID_RULE } from '@ctxmesh/kernel';
 import { sessions } from '@ctxmesh/proto';
-import { Budget, callUnary, Code, type UnaryMethod } from '@ctxmesh/rpc';
+import { clientPort, Code, type Port } from '@ctxmesh/rpc';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { DeadlineConfig } from '../config';
 import {
@@ -49,20 +49,21 @@ import { protoIdentity, successEnvelope } from '../mapping/search';
 import { sessionIdOf } from '../mapping/sessions';
 
 /** What the routes need from the sessions service: one method per RPC, each under the request's Budget. */
-export interface SessionsLogPort {
-  appendEvents(req: sessions.AppendEventsRequest, budget: Budget): Promise<sessions.AppendEventsResponse>;
-  projectSurface(req: sessions.ProjectSurfaceRequest, budget: Budget): Promise<sessions.ProjectSurfaceResponse>;
-  listCompressibleRanges(req: sessions.ListCompressibleRangesRequest, budget: Budget): Promise<sessions.ListCompressibleRangesResponse>;
-  compress(req: sessions.CompressRequest, budget: Budget): Promise<sessions.CompressResponse>;
-  decompress(req: sessions.DecompressRequest, budget: Budget): Promise<sessions.DecompressResponse>;
-  searchContext(req: sessions.SearchContextRequest, budget: Budget): Promise<sessions.SearchContextResponse>;
-  recoverOverflow(req: sessions.RecoverOverflowRequest, budget: Budget): Promise<sessions.RecoverOverflowResponse>;
-  reportAgentStatus(req: sessions.ReportAgentStatusRequest, budget: Budget): Promise<sessions.ReportAgentStatusResponse>;
-  getStatus(req: sessions.GetStatusRequest, budget: Budget): Promise<sessions.GetStatusResponse>;
-  createWorkspace(req: sessions.CreateWorkspaceRequest, budget: Budget): Promise<sessions.CreateWorkspaceResponse>;
-  setActiveWorkspace(req: sessions.SetActiveWorkspaceRequest, budget: Budget): Promise<sessions.SetActiveWorkspaceResponse>;
-  getActiveWorkspace(req: sessions.GetActiveWorkspaceRequest, budget: Budget): Promise<sessions.GetActiveWorkspaceResponse>;
-}
+export type SessionsLogPort = Pick<
+  Port<sessions.SessionsServiceClient>,
+  | 'appendEvents'
+  | 'projectSurface'
+  | 'listCompressibleRanges'
+  | 'compress'
+  | 'decompress'
+  | 'searchContext'
+  | 'recoverOverflow'
+  | 'reportAgentStatus'
+  | 'getStatus'
+  | 'createWorkspace'
+  | 'setActiveWorkspace'
+  | 'getActiveWorkspace'
+>;
 
 /** Options of {@link sessionsLogRoutes}. */
 export interface SessionsLogOptions {
@@ -85,25 +86,20 @@ const PASS = [Code.INVALID_ARGUMENT, Code.NOT_FOUND, Code.ABORTED, Code.PERMISSI
  * @param client the sessions client (the caller owns and closes it)
  */
 export function sessionsLogPort(client: sessions.SessionsServiceClient): SessionsLogPort {
-  const c = client;
-  const unary =
-    <Req extends { identity?: { requestId: string } | undefined }, Res>(method: UnaryMethod<Req, Res>, retry: boolean) =>
-    (req: Req, budget: Budget): Promise<Res> =>
-      callUnary(method, req, budget, { domain: 'sessions', pass: PASS, retry, requestId: req.identity?.requestId });
-  return {
-    appendEvents: unary(c.appendEvents.bind(c), false),
-    projectSurface: unary(c.projectSurface.bind(c), true),
-    listCompressibleRanges: unary(c.listCompressibleRanges.bind(c), true),
-    compress: unary(c.compress.bind(c), false),
-    decompress: unary(c.decompress.bind(c), true),
-    searchContext: unary(c.searchContext.bind(c), true),
-    recoverOverflow: unary(c.recoverOverflow.bind(c), false),
-    reportAgentStatus: unary(c.reportAgentStatus.bind(c), false),
-    getStatus: unary(c.getStatus.bind(c), true),
-    createWorkspace: unary(c.createWorkspace.bind(c), false),
-    setActiveWorkspace: unary(c.setActiveWorkspace.bind(c), false),
-    getActiveWorkspace: unary(c.getActiveWorkspace.bind(c), true),
-  };
+  const write = { retry: false };
+  return clientPort(client, sessions.SessionsServiceService, {
+    domain: 'sessions',
+    requestIdFromIdentity: true,
+    defaults: { pass: PASS, retry: true },
+    methods: {
+      appendEvents: write,
+      compress: write,
+      recoverOverflow: write,
+      reportAgentStatus: write,
+      createWorkspace: write,
+      setActiveWorkspace: write,
+    },
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,51 +1,30 @@
 /**
- * What the orchestrator needs from the services it calls. Every method takes a required
- * Budget (a forgotten propagation is a compile error). The mesh implements these with
- * gRPC clients (`../clients`); the in-process benchmark implements them with direct calls.
+ * What the orchestrator needs from the services it calls: each a port derived from the
+ * generated client (`Port<C>`: one `(request, budget) => Promise<response>` per RPC), so every
+ * method takes a required Budget and a forgotten propagation is a compile error. The mesh
+ * implements them with `grpcPort` (`../clients/grpc.ts`); the in-process benchmark with direct
+ * calls of the services' handlers.
  */
-import type { Budget } from '@ctxmesh/rpc';
+import type { Port } from '@ctxmesh/rpc';
 import type { budgetRender, gather, ledger, rewrite, sessions, tierReader } from '@ctxmesh/proto';
 
-/** gather service. */
-export interface GatherPort {
-  find(req: gather.FindRequest, budget: Budget): Promise<gather.FindResponse>;
-  gatherCandidates(req: gather.GatherCandidatesRequest, budget: Budget): Promise<gather.GatherCandidatesResponse>;
-  gatherPassages(req: gather.GatherPassagesRequest, budget: Budget): Promise<gather.GatherPassagesResponse>;
-  expandLinks(req: gather.ExpandLinksRequest, budget: Budget): Promise<gather.ExpandLinksResponse>;
-}
+/** gather service: list search, context gathering, retrieve gathering, graph assist. */
+export type GatherPort = Port<gather.GatherServiceClient>;
 
-/** tier-reader service. */
-export interface TierReaderPort {
-  readTiers(req: tierReader.ReadTiersRequest, budget: Budget): Promise<tierReader.ReadTiersResponse>;
-  readContent(req: tierReader.ReadContentRequest, budget: Budget): Promise<tierReader.ReadContentResponse>;
-}
+/** tier-reader service: tier bodies and content reads. */
+export type TierReaderPort = Port<tierReader.TierReaderServiceClient>;
 
-/** budget-render service. */
-export interface BudgetRenderPort {
-  planRender(req: budgetRender.PlanRenderRequest, budget: Budget): Promise<budgetRender.PlanRenderResponse>;
-  countTokens(req: budgetRender.CountTokensRequest, budget: Budget): Promise<budgetRender.CountTokensResponse>;
-  trimPassages(req: budgetRender.TrimPassagesRequest, budget: Budget): Promise<budgetRender.TrimPassagesResponse>;
-}
+/** budget-render service: plan/render, token counts, the retrieve trim. */
+export type BudgetRenderPort = Port<budgetRender.BudgetRenderServiceClient>;
 
-/** ledger service. */
-export interface LedgerPort {
-  beginTurn(req: ledger.BeginTurnRequest, budget: Budget): Promise<ledger.BeginTurnResponse>;
-  recordServed(req: ledger.RecordServedRequest, budget: Budget): Promise<ledger.RecordServedResponse>;
-}
+/** ledger service: the session's turn clock and what it served. */
+export type LedgerPort = Port<ledger.LedgerServiceClient>;
 
-/** rewrite service. */
-export interface RewritePort {
-  expandQuery(req: rewrite.ExpandQueryRequest, budget: Budget): Promise<rewrite.ExpandQueryResponse>;
-  rewriteDigest(req: rewrite.RewriteDigestRequest, budget: Budget): Promise<rewrite.RewriteDigestResponse>;
-  rewriteQuery(req: rewrite.RewriteQueryRequest, budget: Budget): Promise<rewrite.RewriteQueryResponse>;
-  rerank(req: rewrite.RerankRequest, budget: Budget): Promise<rewrite.RerankResponse>;
-}
+/** rewrite service: expansion, digest, query rewrite, rerank. */
+export type RewritePort = Port<rewrite.RewriteServiceClient>;
 
 /** sessions service (the parts the pipelines use). */
-export interface SessionsPort {
-  getSearchContext(req: sessions.GetSearchContextRequest, budget: Budget): Promise<sessions.GetSearchContextResponse>;
-  resolveWorkspace(req: sessions.ResolveWorkspaceRequest, budget: Budget): Promise<sessions.ResolveWorkspaceResponse>;
-}
+export type SessionsPort = Pick<Port<sessions.SessionsServiceClient>, 'getSearchContext' | 'resolveWorkspace'>;
 
 /** Everything a pipeline may call. */
 export interface Ports {

@@ -12,7 +12,7 @@ import type { Embedder } from '@ctxmesh/embedder';
 import { handlers as gatherHandlers } from '@ctxmesh/gather';
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { createHandlers as ledgerHandlers, createLedgerStore } from '@ctxmesh/ledger';
-import { LatencyEstimator, assembleContext, listSearch, retrieve, retrieveSettingsFromConfig, settingsFromConfig, stagePriors, type Ports } from '@ctxmesh/orchestrator';
+import { LatencyEstimator, assembleContext, contextInput, listSearch, retrieve, retrieveInput, retrieveSettingsFromConfig, settingsFromConfig, stagePriors, type Ports } from '@ctxmesh/orchestrator';
 import type { orchestrator } from '@ctxmesh/proto';
 import { createHandlers as rewriteHandlers } from '@ctxmesh/rewrite';
 import { Budget, Code, CtxError, type CallContext } from '@ctxmesh/rpc';
@@ -121,9 +121,9 @@ export function inProcessKernel(deps: InProcessDeps): InProcessKernel {
   };
   return {
     ports,
-    assembleContext: (req) => withBudget(req.identity?.requestId ?? '', (b) => assembleContext(req, ports, b, settings, estimator)),
+    assembleContext: (req) => withBudget(req.identity?.requestId ?? '', (b) => assembleContext(contextInput(req, settings.defaultPacking), b, { ports, settings, estimator })),
     search: (req) => withBudget(req.identity?.requestId ?? '', (b) => listSearch(req, ports, b)),
-    retrieve: (req) => withBudget(req.identity?.requestId ?? '', async (b) => (await retrieve(req, ports, b, rs, estimator, { traces: null })).response),
+    retrieve: (req) => withBudget(req.identity?.requestId ?? '', async (b) => (await retrieve(retrieveInput(req, rs.defaults), b, { ports, settings: rs, estimator, traces: null })).response),
     close: () => db.close(),
   };
 }

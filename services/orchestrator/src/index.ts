@@ -1,10 +1,10 @@
-export { createServer, type OrchestratorDeps } from './server';
+export { createServer, handlers, type OrchestratorDeps, type OrchestratorHandlers } from './server';
 export { loadOrchestratorConfig } from './config';
 export { startOrchestrator } from './start';
 export { main, retrieveSettingsFromConfig, settingsFromConfig } from './main';
 export { grpcPorts, type DownstreamAddrs } from './clients/grpc';
-export { assembleContext, type ContextSettings } from './domain/context';
-export { defaultRetrieveSettings, retrieve, type RetrieveSettings } from './domain/retrieve';
+export { assembleContext, contextInput, type ContextDeps, type ContextInput, type ContextResult, type ContextSettings } from './domain/context';
+export { defaultRetrieveSettings, retrieve, retrieveInput, type RetrieveDeps, type RetrieveInput, type RetrieveSettings } from './domain/retrieve';
 export { listSearch } from './domain/search';
 export { LatencyEstimator, StageRunner, stagePriors } from './domain/stages';
 export { newTraceId, type TraceRecord, type TraceSink } from './domain/trace';

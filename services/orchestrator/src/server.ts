@@ -1,16 +1,22 @@
 /**
- * createServer(deps): the orchestrator's gRPC service, no env and no listening here.
+ * createServer(deps): the orchestrator's gRPC service, no env and no listening here. One file
+ * per RPC under `handlers/`, each over a domain function with a typed input.
  */
 import { orchestrator } from '@ctxmesh/proto';
-import { Code, CtxError, implement, type MountedService } from '@ctxmesh/rpc';
+import { implement, type Handlers, type MountedService } from '@ctxmesh/rpc';
 import { observeRpc, stageDuration } from '@ctxmesh/telemetry';
 import type { Logger } from 'pino';
-import { assembleContext, type ContextSettings } from './domain/context';
+import type { ContextSettings } from './domain/context';
 import type { Ports } from './domain/ports';
-import { defaultRetrieveSettings, retrieve, type RetrieveSettings } from './domain/retrieve';
-import { listSearch } from './domain/search';
+import { defaultRetrieveSettings, type RetrieveSettings } from './domain/retrieve';
 import { LatencyEstimator, stagePriors } from './domain/stages';
-import { mayReadTrace, TRACE_ID_PATTERN, traceFromStored, type TraceSink } from './domain/trace';
+import type { TraceSink } from './domain/trace';
+import { assembleContextHandler } from './handlers/assemble-context';
+import type { HandlerEnv } from './handlers/env';
+import { getTraceHandler } from './handlers/get-trace';
+import { readContentHandler } from './handlers/read-content';
+import { retrieveHandler } from './handlers/retrieve';
+import { searchHandler } from './handlers/search';
 
 /** Dependencies of the orchestrator. */
 export interface OrchestratorDeps {
@@ -26,68 +32,48 @@ export interface OrchestratorDeps {
   defaultDeadlineMs?: number;
 }
 
+/** The handlers of OrchestratorService. */
+export type OrchestratorHandlers = Handlers<orchestrator.OrchestratorServiceServer>;
+
 /**
- * Build the orchestrator's mounted service. One latency estimator serves every request: an
- * optional stage's expected cost starts at its configured timeout and then follows its runs.
+ * The handlers over `deps`, callable in process. One latency estimator serves every request:
+ * an optional stage's expected cost starts at its configured timeout and then follows its runs.
  */
-export function createServer(deps: OrchestratorDeps): MountedService {
+export function handlers(deps: Pick<OrchestratorDeps, 'ports' | 'settings' | 'retrieve' | 'traces'>): OrchestratorHandlers {
   const rs = deps.retrieve ?? defaultRetrieveSettings();
-  const estimator = new LatencyEstimator(
-    stagePriors({
-      expansionTimeoutMs: deps.settings.expansionTimeoutMs,
-      rewriteTimeoutMs: deps.settings.rewriteTimeoutMs,
-      queryRewriteTimeoutMs: rs.queryRewriteTimeoutMs,
-      rerankTimeoutMs: rs.rerankTimeoutMs,
-      graphAssistTimeoutMs: rs.graphAssistTimeoutMs,
-    }),
-  );
-  const observe = (pipeline: string) => (r: { stage: string; outcome: string; ms: number }) =>
-    stageDuration.labels(pipeline, r.stage, r.outcome).observe(r.ms / 1000);
-  const traces = deps.traces ?? null;
-  const implementation = implement<orchestrator.OrchestratorServiceServer>(
-    orchestrator.OrchestratorServiceService,
-    {
-      search: (req, ctx) => listSearch(req, deps.ports, ctx.budget),
-      assembleContext: async (req, ctx) => {
-        const out = await assembleContext(req, deps.ports, ctx.budget, deps.settings, estimator, observe('context'));
-        return {
-          entries: out.entries,
-          rendered: out.rendered,
-          digest: out.digest,
-          stats: out.stats,
-          stages: out.runner.toProto(),
-          fates: out.fates,
-          explain: out.explain,
-        };
-      },
-      retrieve: async (req, ctx) => {
-        const out = await retrieve(req, deps.ports, ctx.budget, rs, estimator, {
-          observe: observe('retrieve'),
-          traces,
-          warn: (obj, msg) => ctx.log.warn(obj, msg),
-        });
-        return out.response;
-      },
-      getTrace: async (req) => {
-        const account = req.identity?.accountId ?? '';
-        if (!account) throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id is required');
-        if (!TRACE_ID_PATTERN.test(req.traceId)) throw new CtxError(Code.INVALID_ARGUMENT, 'BAD_TRACE_ID', `invalid trace id ${JSON.stringify(req.traceId)}`);
-        // Another account's trace — or, for an ordinary user, another user's — is as absent as
-        // one never written.
-        const found = traces ? await traces.get(req.traceId, account) : null;
-        const row = found && mayReadTrace(found, { userId: req.identity?.userId ?? '', role: req.identity?.role ?? 0 }) ? found : null;
-        if (!row) throw new CtxError(Code.NOT_FOUND, 'TRACE_NOT_FOUND', `trace '${req.traceId}' not found`, { metadata: { trace_id: req.traceId } });
-        return { trace: traceFromStored(row) };
-      },
-      readContent: async (req, ctx) => {
-        if (!['read', 'abstract', 'overview'].includes(req.tier)) {
-          throw new CtxError(Code.INVALID_ARGUMENT, 'BAD_TIER', `unknown tier '${req.tier}'`);
-        }
-        const r = await deps.ports.tierReader.readContent({ identity: req.identity, uri: req.uri, tier: req.tier }, ctx.budget);
-        return { text: r.text };
-      },
-    },
-    { domain: 'orchestrator', log: deps.log, shutdownSignal: deps.shutdownSignal, observe: observeRpc, defaultDeadlineMs: deps.defaultDeadlineMs },
-  );
+  const env: HandlerEnv = {
+    ports: deps.ports,
+    settings: deps.settings,
+    retrieve: rs,
+    estimator: new LatencyEstimator(
+      stagePriors({
+        expansionTimeoutMs: deps.settings.expansionTimeoutMs,
+        rewriteTimeoutMs: deps.settings.rewriteTimeoutMs,
+        queryRewriteTimeoutMs: rs.queryRewriteTimeoutMs,
+        rerankTimeoutMs: rs.rerankTimeoutMs,
+        graphAssistTimeoutMs: rs.graphAssistTimeoutMs,
+      }),
+    ),
+    traces: deps.traces ?? null,
+    observe: (pipeline) => (r) => stageDuration.labels(pipeline, r.stage, r.outcome).observe(r.ms / 1000),
+  };
+  return {
+    search: searchHandler(env),
+    assembleContext: assembleContextHandler(env),
+    retrieve: retrieveHandler(env),
+    readContent: readContentHandler(env),
+    getTrace: getTraceHandler(env),
+  };
+}
+
+/** Build the orchestrator's mounted service. */
+export function createServer(deps: OrchestratorDeps): MountedService {
+  const implementation = implement<orchestrator.OrchestratorServiceServer>(orchestrator.OrchestratorServiceService, handlers(deps), {
+    domain: 'orchestrator',
+    log: deps.log,
+    shutdownSignal: deps.shutdownSignal,
+    observe: observeRpc,
+    defaultDeadlineMs: deps.defaultDeadlineMs,
+  });
   return { name: 'ctxmesh.orchestrator.v1.OrchestratorService', definition: orchestrator.OrchestratorServiceService, implementation };
 }

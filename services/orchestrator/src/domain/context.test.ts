@@ -1,6 +1,6 @@
 import { Budget, Code, CtxError } from '@ctxmesh/rpc';
 import type { budgetRender, gather, orchestrator, tierReader } from '@ctxmesh/proto';
-import { assembleContext, type ContextSettings } from './context';
+import { assembleContext, contextInput, type ContextSettings } from './context';
 import type { Ports } from './ports';
 import { LatencyEstimator } from './stages';
 
@@ -144,8 +144,8 @@ function fakePorts(over: Partial<Record<string, unknown>> = {}) {
   return { ports, calls };
 }
 
-const run = (req: orchestrator.AssembleContextRequest, ports: Ports, s: ContextSettings = settings) =>
-  assembleContext(req, ports, Budget.ofMs(10_000), s, new LatencyEstimator({}));
+const run = async (req: orchestrator.AssembleContextRequest, ports: Ports, s: ContextSettings = settings) =>
+  assembleContext(contextInput(req, s.defaultPacking), Budget.ofMs(10_000), { ports, settings: s, estimator: new LatencyEstimator({}) });
 
 describe('assembleContext', () => {
   it('reports every fact of §6.3 for a flat request (the gateway writes them in contract order)', async () => {

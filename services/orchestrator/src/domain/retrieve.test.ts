@@ -9,9 +9,11 @@ import {
   gatherSize,
   mergeLinked,
   retrieve,
+  retrieveInput,
   selectFinal,
   stageWants,
   type RankedPassage,
+  type RetrieveOptions,
   type RetrieveSettings,
 } from './retrieve';
 import { LatencyEstimator, stagePriors } from './stages';
@@ -123,10 +125,33 @@ function fakePorts(o: FakeOptions = {}): { ports: Ports; calls: Calls } {
 const configured = (over: Partial<RetrieveSettings> = {}) => defaultRetrieveSettings({ modelConfigured: true, rerankConfigured: true, ...over });
 const cold = (s: RetrieveSettings) =>
   new LatencyEstimator(stagePriors({ expansionTimeoutMs: 5000, rewriteTimeoutMs: 30_000, queryRewriteTimeoutMs: s.queryRewriteTimeoutMs, rerankTimeoutMs: s.rerankTimeoutMs, graphAssistTimeoutMs: s.graphAssistTimeoutMs }));
-const run = (r: orchestrator.RetrieveRequest, ports: Ports, s: RetrieveSettings = defaultRetrieveSettings(), opts = {}, est?: LatencyEstimator) =>
-  retrieve(r, ports, Budget.ofMs(30_000), s, est ?? cold(s), opts);
+const run = async (r: orchestrator.RetrieveRequest, ports: Ports, s: RetrieveSettings = defaultRetrieveSettings(), opts: RetrieveOptions = {}, est?: LatencyEstimator) =>
+  retrieve(retrieveInput(r, s.defaults), Budget.ofMs(30_000), { ports, settings: s, estimator: est ?? cold(s), ...opts });
 
 const three = [pref('viking://resources/a.md#p1', 0.9), pref('viking://resources/a.md#p2', 0.8), pref('viking://resources/b.md', 0.7)];
+
+describe('retrieveInput', () => {
+  const defaults = defaultRetrieveSettings().defaults;
+
+  it('applies the contract defaults to zeros, clamps the counts, and reads the stage choices over the defaults', () => {
+    expect(retrieveInput(req({ topK: 0, maxPerDocument: 0, memoryK: -3 }), defaults)).toMatchObject({ topK: 8, maxPerDocument: 2, memoryK: 0, tokenBudget: 0, timeBudgetMs: null, tokenizer: 'estimate' });
+    expect(retrieveInput(req({ topK: 500, memoryK: 500, maxPerDocument: 3.7, tokenBudget: 40, timeBudgetMs: 900, tokenizer: 'o200k_base' }), defaults)).toMatchObject({
+      topK: 100,
+      memoryK: 100,
+      maxPerDocument: 3,
+      tokenBudget: 40,
+      timeBudgetMs: 900,
+      tokenizer: 'o200k_base',
+    });
+    expect(retrieveInput(req({ stages: [{ name: 'graph_assist', enabled: true }, { name: 'rerank', enabled: false }] }), defaults).wants).toEqual({ query_rewrite: true, graph_assist: true, rerank: false });
+  });
+
+  it('refuses a request without an account or user, and a blank query', () => {
+    expect(() => retrieveInput(req({ identity: { ...identity, userId: '' } }), defaults)).toThrow(expect.objectContaining({ code: Code.INVALID_ARGUMENT, reason: 'MISSING_IDENTITY' }));
+    expect(() => retrieveInput(req({ identity: undefined }), defaults)).toThrow(expect.objectContaining({ reason: 'MISSING_IDENTITY' }));
+    expect(() => retrieveInput(req({ query: ' \t' }), defaults)).toThrow(expect.objectContaining({ code: Code.INVALID_ARGUMENT, reason: 'EMPTY_QUERY' }));
+  });
+});
 
 describe('stageWants', () => {
   it('takes the configured defaults unless the request names a stage', () => {

@@ -4,18 +4,20 @@
  * optional cross-encoder rerank → per-document cap and top_k → token trim → citations → trace.
  *
  * Mandatory legs (workspace resolution, gather, trim) always run and their errors fail the
- * request; optional stages are admitted by the {@link StageRunner} against `time_budget_ms`
- * (expected cost = running latency estimate, the configured timeout before the first run), are
- * clamped to what remains, and degrade into `degradedStages` when skipped for budget, failed or
- * timed out. The answer is always well-formed.
+ * request; optional stages are declared in {@link RETRIEVE_STAGE_TABLE} and admitted by the
+ * {@link StageRunner} against `time_budget_ms` (expected cost = running latency estimate, the
+ * configured timeout before the first run), are clamped to what remains, and degrade into
+ * `degradedStages` when skipped for budget, failed or timed out. The answer is always
+ * well-formed.
  */
+import type { common, gather, orchestrator, rewrite } from '@ctxmesh/proto';
+import { Code, CtxError, type Budget } from '@ctxmesh/rpc';
 import { activeTraceId } from '@ctxmesh/telemetry';
 import { retrieveExplain } from './explain';
-import type { gather, orchestrator, rewrite } from '@ctxmesh/proto';
-import { Code, CtxError, type Budget } from '@ctxmesh/rpc';
 import type { Ports } from './ports';
-import { LatencyEstimator, StageRunner, statusOutcome, type StageRecord } from './stages';
-import { newTraceId, traceToStored, writeWithin, type TraceDrop, type TraceSink } from './trace';
+import { rerankOrder } from './rerank';
+import { LatencyEstimator, StageRunner, statusOutcome, type OptionalStage, type StageRecord } from './stages';
+import { newTraceId, retrievalTrace, traceToStored, writeWithin, type TraceDrop, type TraceSink } from './trace';
 
 /** The optional stages of retrieve, in run order. */
 export const RETRIEVE_STAGES = ['query_rewrite', 'graph_assist', 'rerank'] as const;
@@ -101,6 +103,36 @@ export interface RetrieveResult {
   trace: orchestrator.RetrievalTrace | null;
 }
 
+/** A retrieve request as the pipeline reads it: identity checked, defaults and bounds applied. */
+export interface RetrieveInput {
+  /** Caller identity, with an account and a user. */
+  identity: common.Identity;
+  /** The query (not blank). */
+  query: string;
+  /** Subject whose memories are searched ("" = the caller). */
+  subject: string;
+  /** Passages wanted, 1..100. */
+  topK: number;
+  /** Memories wanted, 0..100. */
+  memoryK: number;
+  /** MMR trade-off (absent = no MMR). */
+  mmrLambda: number | undefined;
+  /** At most this many passages per document (≥ 1). */
+  maxPerDocument: number;
+  /** Valid-time instant, ms (absent = now). */
+  asOfMs: number | undefined;
+  /** Token budget (0 = none). */
+  tokenBudget: number;
+  /** Time budget, ms (null = none). */
+  timeBudgetMs: number | null;
+  /** Which optional stages run (the request's choices over the configured defaults). */
+  wants: Record<RetrieveStage, boolean>;
+  /** Tokenizer (`estimate` when none was named). */
+  tokenizer: string;
+  /** Also answer the explanation. */
+  explain: boolean;
+}
+
 /**
  * Which optional stages a request wants: the request's explicit choices over the configured
  * defaults (unknown names are ignored: the gateway has refused them already).
@@ -147,15 +179,10 @@ export function mergeLinked(candidates: readonly RankedPassage[], linked: readon
 /**
  * Order candidates by cross-encoder score (descending, ties in the previous order); the score
  * becomes the rerank score. Candidates the provider left out keep their score and follow, in
- * their previous order.
+ * their previous order (the merge context mode shares, `rerank.ts`).
  */
 export function applyRerank(candidates: readonly RankedPassage[], scores: readonly rewrite.RerankScore[]): RankedPassage[] {
-  const byId = new Map<string, number>();
-  for (const s of scores) if (Number.isFinite(s.score) && !byId.has(s.id)) byId.set(s.id, s.score);
-  const scored = candidates.map((c, i) => ({ c, i, r: byId.get(c.uri) })).filter((x) => x.r !== undefined) as Array<{ c: RankedPassage; i: number; r: number }>;
-  scored.sort((a, b) => b.r - a.r || a.i - b.i);
-  const rest = candidates.filter((c) => !byId.has(c.uri));
-  return [...scored.map(({ c, r }) => ({ ...c, score: r, rerankScore: r })), ...rest.map((c) => ({ ...c }))];
+  return rerankOrder(candidates, scores, (c) => c.uri).map(({ item, score }) => (score === null ? { ...item } : { ...item, score, rerankScore: score }));
 }
 
 /**
@@ -203,33 +230,91 @@ export function buildCitations(passages: ReadonlyArray<{ id: string; docUri: str
 const clampInt = (v: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, Math.trunc(v)));
 
 /**
- * Run one retrieve for a validated request (the gateway has applied the contract's defaults and
+ * The pipeline's input of a wire request (the gateway has applied the contract's defaults and
  * bounds; zeros on the wire fall back to the defaults here too).
- * @throws CtxError INVALID_ARGUMENT (blank query; gather's rejections), NOT_FOUND /
- *   PERMISSION_DENIED (unknown or foreign workspace; another user's subject), DEADLINE_EXCEEDED /
- *   CANCELLED when the request's own deadline ends, INTERNAL when a mandatory leg fails
+ * @param defaults the configured stage choices a request's `stages` overrides
+ * @throws CtxError INVALID_ARGUMENT `MISSING_IDENTITY` without an account or user, `EMPTY_QUERY`
+ *   for a blank query
  */
-export async function retrieve(
-  req: orchestrator.RetrieveRequest,
-  ports: Ports,
-  budget: Budget,
-  settings: RetrieveSettings,
-  estimator: LatencyEstimator,
-  opts: RetrieveOptions = {},
-): Promise<RetrieveResult> {
-  const now = opts.now ?? Date.now;
-  const startedAt = now();
+export function retrieveInput(req: orchestrator.RetrieveRequest, defaults: Readonly<Record<RetrieveStage, boolean>>): RetrieveInput {
   const identity = req.identity;
   if (!identity || !identity.accountId || !identity.userId) throw new CtxError(Code.INVALID_ARGUMENT, 'MISSING_IDENTITY', 'identity with account_id and user_id is required');
   if (req.query.trim() === '') throw new CtxError(Code.INVALID_ARGUMENT, 'EMPTY_QUERY', 'query must not be blank');
-  const timeBudgetMs = req.timeBudgetMs !== undefined && req.timeBudgetMs > 0 ? req.timeBudgetMs : null;
-  const runner = new StageRunner({ budget, timeBudgetMs, estimator, reserveMs: settings.reserveMs, observe: opts.observe });
-  const topK = req.topK > 0 ? clampInt(req.topK, 1, 100) : RETRIEVE_DEFAULTS.topK;
-  const memoryK = clampInt(req.memoryK, 0, 100);
-  const maxPerDocument = req.maxPerDocument > 0 ? Math.trunc(req.maxPerDocument) : RETRIEVE_DEFAULTS.maxPerDocument;
-  const tokenBudget = req.tokenBudget !== undefined && req.tokenBudget > 0 ? req.tokenBudget : 0;
-  const tokenizer = req.tokenizer || 'estimate';
-  const wants = stageWants(req.stages, settings.defaults);
+  return {
+    identity,
+    query: req.query,
+    subject: req.subject,
+    topK: req.topK > 0 ? clampInt(req.topK, 1, 100) : RETRIEVE_DEFAULTS.topK,
+    memoryK: clampInt(req.memoryK, 0, 100),
+    mmrLambda: req.mmrLambda,
+    maxPerDocument: req.maxPerDocument > 0 ? Math.trunc(req.maxPerDocument) : RETRIEVE_DEFAULTS.maxPerDocument,
+    asOfMs: req.asOfMs,
+    tokenBudget: req.tokenBudget !== undefined && req.tokenBudget > 0 ? req.tokenBudget : 0,
+    timeBudgetMs: req.timeBudgetMs !== undefined && req.timeBudgetMs > 0 ? req.timeBudgetMs : null,
+    wants: stageWants(req.stages, defaults),
+    tokenizer: req.tokenizer || 'estimate',
+    explain: req.explain,
+  };
+}
+
+/** What retrieve's optional stages' rules read. */
+interface RetrieveFacts {
+  wants: Record<RetrieveStage, boolean>;
+  settings: RetrieveSettings;
+  /** Candidate passages so far. */
+  candidates: number;
+}
+
+/** Retrieve's optional stages (retrieve-contract "Stages"), in run order: when each is not entered, and its fuse. */
+export const RETRIEVE_STAGE_TABLE = {
+  query_rewrite: {
+    name: 'query_rewrite',
+    fuseMs: (f) => f.settings.queryRewriteTimeoutMs,
+    skipWhen: [
+      ['NOT_REQUESTED', (f) => !f.wants.query_rewrite],
+      ['NOT_CONFIGURED', (f) => !f.settings.modelConfigured],
+    ],
+  },
+  graph_assist: {
+    name: 'graph_assist',
+    fuseMs: (f) => f.settings.graphAssistTimeoutMs,
+    skipWhen: [
+      ['NOT_REQUESTED', (f) => !f.wants.graph_assist],
+      ['NOTHING_TO_DO', (f) => f.candidates === 0],
+    ],
+  },
+  rerank: {
+    name: 'rerank',
+    fuseMs: (f) => f.settings.rerankTimeoutMs,
+    skipWhen: [
+      ['NOT_REQUESTED', (f) => !f.wants.rerank],
+      ['NOT_CONFIGURED', (f) => !f.settings.rerankConfigured],
+      ['NOTHING_TO_DO', (f) => f.candidates === 0],
+    ],
+  },
+} as const satisfies Record<RetrieveStage, OptionalStage<RetrieveFacts>>;
+
+/** What a retrieve needs besides its input and budget. */
+export interface RetrieveDeps extends RetrieveOptions {
+  ports: Ports;
+  settings: RetrieveSettings;
+  /** Latency estimates shared by the orchestrator's requests (admission of optional stages). */
+  estimator: LatencyEstimator;
+}
+
+/**
+ * Run one retrieve: workspace → optional query rewrite → gather → optional graph assist →
+ * optional rerank → per-document cap and top_k → trim → citations → trace → explanation.
+ * @throws CtxError INVALID_ARGUMENT (gather's rejections), NOT_FOUND / PERMISSION_DENIED
+ *   (unknown or foreign workspace; another user's subject), DEADLINE_EXCEEDED / CANCELLED when
+ *   the request's own deadline ends, INTERNAL when a mandatory leg fails
+ */
+export async function retrieve(input: RetrieveInput, budget: Budget, deps: RetrieveDeps): Promise<RetrieveResult> {
+  const { ports, settings } = deps;
+  const startedAt = (deps.now ?? Date.now)();
+  const { identity, topK, maxPerDocument, wants } = input;
+  const runner = new StageRunner({ budget, timeBudgetMs: input.timeBudgetMs, estimator: deps.estimator, reserveMs: settings.reserveMs, observe: deps.observe });
+  const facts = (candidates = 0): RetrieveFacts => ({ wants, settings, candidates });
 
   // 1. Workspace (mandatory): the identity's slug (body, else X-Workspace), else the persisted
   // active workspace, else default. Unknown → NOT_FOUND, foreign → PERMISSION_DENIED.
@@ -237,15 +322,11 @@ export async function retrieve(
   const scoped = { ...identity, workspace: ws.workspace };
 
   // 2. Query rewrite (optional).
-  let queries = [req.query];
-  if (!wants.query_rewrite) runner.notRun('query_rewrite', 'NOT_REQUESTED');
-  else if (!settings.modelConfigured) runner.notRun('query_rewrite', 'NOT_CONFIGURED');
-  else {
-    const out = await runner.optional('query_rewrite', settings.queryRewriteTimeoutMs, async (b, timeoutMs) =>
-      statusOutcome('query_rewrite', await ports.rewrite.rewriteQuery({ query: req.query, timeoutMs }, b)),
-    );
-    if (out) queries = [...new Set([req.query, ...out.queries.filter((q) => q.trim() !== '')])];
-  }
+  let queries = [input.query];
+  const rewritten = await runner.stage(RETRIEVE_STAGE_TABLE.query_rewrite, facts(), async (b, timeoutMs) =>
+    statusOutcome('query_rewrite', await ports.rewrite.rewriteQuery({ query: input.query, timeoutMs }, b)),
+  );
+  if (rewritten) queries = [...new Set([input.query, ...rewritten.queries.filter((q) => q.trim() !== '')])];
 
   // 3. Gather (mandatory).
   const reordering = wants.graph_assist || (wants.rerank && settings.rerankConfigured);
@@ -254,12 +335,12 @@ export async function retrieve(
       {
         identity: scoped,
         queries,
-        subject: req.subject,
+        subject: input.subject,
         topK: gatherSize(topK, reordering),
-        memoryK,
-        mmrLambda: req.mmrLambda,
+        memoryK: input.memoryK,
+        mmrLambda: input.mmrLambda,
         maxPerDocument,
-        asOfMs: req.asOfMs,
+        asOfMs: input.asOfMs,
         candidatePool: 0,
       },
       b,
@@ -277,27 +358,18 @@ export async function retrieve(
   }));
 
   // 4. Graph assist (optional): expand the would-be answer along its documents' links.
-  if (!wants.graph_assist) runner.notRun('graph_assist', 'NOT_REQUESTED');
-  else if (candidates.length === 0) runner.notRun('graph_assist', 'NOTHING_TO_DO');
-  else {
-    const seeds = candidates.slice(0, topK).map((c) => c.uri);
-    const out = await runner.optional('graph_assist', settings.graphAssistTimeoutMs, (b) =>
-      ports.gather.expandLinks({ identity: scoped, seedUris: seeds, queries, limit: topK, asOfMs: req.asOfMs }, b),
-    );
-    if (out) candidates = mergeLinked(candidates, out.passages);
-  }
+  const seeds = candidates.slice(0, topK).map((c) => c.uri);
+  const linked = await runner.stage(RETRIEVE_STAGE_TABLE.graph_assist, facts(candidates.length), (b) =>
+    ports.gather.expandLinks({ identity: scoped, seedUris: seeds, queries, limit: topK, asOfMs: input.asOfMs }, b),
+  );
+  if (linked) candidates = mergeLinked(candidates, linked.passages);
 
   // 5. Cross-encoder rerank (optional).
-  if (!wants.rerank) runner.notRun('rerank', 'NOT_REQUESTED');
-  else if (!settings.rerankConfigured) runner.notRun('rerank', 'NOT_CONFIGURED');
-  else if (candidates.length === 0) runner.notRun('rerank', 'NOTHING_TO_DO');
-  else {
-    const docs = candidates.map((c) => ({ id: c.uri, text: c.text }));
-    const out = await runner.optional('rerank', settings.rerankTimeoutMs, async (b, timeoutMs) =>
-      statusOutcome('rerank', await ports.rewrite.rerank({ query: req.query, documents: docs, timeoutMs }, b)),
-    );
-    if (out) candidates = applyRerank(candidates, out.scores);
-  }
+  const docs = candidates.map((c) => ({ id: c.uri, text: c.text }));
+  const reranked = await runner.stage(RETRIEVE_STAGE_TABLE.rerank, facts(candidates.length), async (b, timeoutMs) =>
+    statusOutcome('rerank', await ports.rewrite.rerank({ query: input.query, documents: docs, timeoutMs }, b)),
+  );
+  if (reranked) candidates = applyRerank(candidates, reranked.scores);
 
   // 6. Final selection, ids in rank order.
   const { kept, dropped } = selectFinal(candidates, maxPerDocument, topK);
@@ -310,8 +382,8 @@ export async function retrieve(
       {
         passages: ranked.map((p) => ({ id: p.id, score: p.score, text: p.text })),
         fixed: fixed.map((m, i) => ({ id: `m${i + 1}`, score: m.score, text: m.text })),
-        tokenBudget,
-        tokenizer,
+        tokenBudget: input.tokenBudget,
+        tokenizer: input.tokenizer,
       },
       b,
     ),
@@ -332,56 +404,27 @@ export async function retrieve(
     droppedCount: trim.droppedCount,
     degradedStages: runner.degraded(),
     stages: runner.toProto(),
-    budgetMs: timeBudgetMs ?? undefined,
+    budgetMs: input.timeBudgetMs ?? undefined,
     traceId: '',
     explain: undefined,
   };
 
   // 8. Trace (when on): one row, its id in the answer; a failed write leaves trace_id null.
   let trace: orchestrator.RetrievalTrace | null = null;
-  if (settings.traceEnabled && opts.traces) {
-    const id = (opts.newId ?? newTraceId)();
-    trace = {
-      traceId: id,
-      createdAtMs: startedAt,
-      requestId: identity.requestId,
-      user: identity.userId,
-      workspace: ws.workspace,
-      query: req.query,
-      plannedQueries: queries,
-      params: {
-        subject: req.subject || identity.userId,
-        topK,
-        memoryK,
-        mmrLambda: req.mmrLambda,
-        maxPerDocument,
-        asOfMs: req.asOfMs,
-        tokenBudget: tokenBudget > 0 ? tokenBudget : undefined,
-        timeBudgetMs: timeBudgetMs ?? undefined,
-        stages: { queryRewrite: wants.query_rewrite, graphAssist: wants.graph_assist, rerank: wants.rerank },
-        tokenizer,
-      },
-      stages: runner.records.map((r) => ({ stage: r.stage, outcome: r.outcome, ms: Math.round(r.ms * 100) / 100, reason: r.reason, optional: r.optional })),
-      degradedStages: response.degradedStages,
-      candidates: candidates.map((c) => ({ uri: c.uri, docUri: c.docUri, score: c.score, searchScore: c.searchScore, source: c.source, rerankScore: c.rerankScore ?? undefined })),
-      dropped: dropped.map((d) => ({ uri: d.uri, id: d.id ?? '', reason: d.reason })),
-      result: {
-        passages: response.passages.map((p) => ({ id: p.id, uri: p.uri, score: p.score, tokens: p.tokens })),
-        memories: response.memories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
-        groupMemories: response.groupMemories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
-        tokensTotal: response.tokensTotal,
-        droppedCount: response.droppedCount,
-      },
-    };
+  if (settings.traceEnabled && deps.traces) {
+    const id = (deps.newId ?? newTraceId)();
+    trace = retrievalTrace({ id, startedAt, request: input, workspace: ws.workspace, queries, records: runner.records, candidates, dropped, response });
     const cap = Math.max(1, Math.min(settings.traceWriteTimeoutMs, budget.remainingMs()));
-    const ok = await writeWithin(opts.traces, { id, account: identity.accountId, createdAt: startedAt, data: traceToStored(trace) }, cap, (err) =>
-      opts.warn?.({ err, traceId: id }, 'retrieval trace not written'),
+    const ok = await writeWithin(deps.traces, { id, account: identity.accountId, createdAt: startedAt, data: traceToStored(trace) }, cap, (err) =>
+      deps.warn?.({ err, traceId: id }, 'retrieval trace not written'),
     );
     if (ok) response.traceId = id;
     else trace = null;
   }
-  if (req.explain) {
-    const explain = retrieveExplain({
+
+  // 9. Explanation (when asked for).
+  if (input.explain) {
+    response.explain = retrieveExplain({
       traceId: activeTraceId(),
       retrievalTraceId: response.traceId || null,
       candidates,
@@ -394,7 +437,6 @@ export async function retrieve(
       ],
       records: runner.records,
     });
-    response.explain = explain;
   }
   return { response, runner, trace };
 }

@@ -1,5 +1,5 @@
 import { Budget, Code, CtxError } from '@ctxmesh/rpc';
-import { LatencyEstimator, StageNotRunError, StageRunner, stagePriors } from './stages';
+import { LatencyEstimator, StageNotRunError, StageRunner, stagePriors, type OptionalStage } from './stages';
 
 function clock(start = 0) {
   let t = start;
@@ -109,5 +109,41 @@ describe('stagePriors', () => {
     expect(['query_expansion', 'rewrite', 'query_rewrite', 'rerank', 'graph_assist'].map((s) => e.expectedMs(s))).toEqual([5000, 30_000, 6000, 8000, 2000]);
     e.record('rerank', 40);
     expect(e.expectedMs('rerank')).toBe(40);
+  });
+});
+
+describe('StageRunner.stage (a declared optional stage)', () => {
+  const spec: OptionalStage<{ asked: boolean; configured: boolean; items: number }> = {
+    name: 'rerank',
+    fuseMs: () => 250,
+    skipWhen: [
+      ['NOT_REQUESTED', (f) => !f.asked],
+      ['NOT_CONFIGURED', (f) => !f.configured],
+      ['NOTHING_TO_DO', (f) => f.items === 0],
+    ],
+  };
+  const runner = () => new StageRunner({ budget: Budget.ofMs(60_000), timeBudgetMs: null, estimator: new LatencyEstimator({}), reserveMs: 0 });
+
+  it('records the first rule that holds as the skip and never enters the stage', async () => {
+    for (const [facts, reason] of [
+      [{ asked: false, configured: false, items: 0 }, 'NOT_REQUESTED'],
+      [{ asked: true, configured: false, items: 0 }, 'NOT_CONFIGURED'],
+      [{ asked: true, configured: true, items: 0 }, 'NOTHING_TO_DO'],
+    ] as const) {
+      const r = runner();
+      let entered = false;
+      expect(await r.stage(spec, facts, async () => ((entered = true), 1))).toBeUndefined();
+      expect(entered).toBe(false);
+      expect(r.records).toEqual([expect.objectContaining({ stage: 'rerank', outcome: 'skipped', reason, optional: true, ms: 0 })]);
+      expect(r.degraded()).toEqual([]);
+    }
+  });
+
+  it('runs the stage under its fuse when no rule holds', async () => {
+    const r = runner();
+    let given = 0;
+    expect(await r.stage(spec, { asked: true, configured: true, items: 3 }, async (_b, t) => ((given = t), 'ok'))).toBe('ok');
+    expect(given).toBe(250);
+    expect(r.records).toEqual([expect.objectContaining({ stage: 'rerank', outcome: 'ok', optional: true })]);
   });
 });

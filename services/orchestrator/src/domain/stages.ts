@@ -1,18 +1,41 @@
 /**
  * Stage admission (DESIGN §4, retrieve-contract "Stages"): mandatory legs always run;
- * an optional stage runs only when the remaining time budget covers its expected cost
- * (a running estimate of its recent latency) plus a reserve for rendering. A skipped stage
- * is never entered and is named in the answer; an admitted stage gets its own timeout
- * clamped to what remains and degrades (never fails the request) on error or timeout.
+ * an optional stage is declared once ({@link OptionalStage}: its fuse and the rules that keep it
+ * from being entered) and runs only when no rule holds and the remaining time budget covers its
+ * expected cost (a running estimate of its recent latency) plus a reserve for rendering. A
+ * skipped stage is never entered and is named in the answer; an admitted stage gets its own
+ * timeout clamped to what remains and degrades (never fails the request) on error or timeout.
  */
 import { common } from '@ctxmesh/proto';
 import { Budget, Code, CtxError, isCode } from '@ctxmesh/rpc';
 
 /**
+ * Why a stage table kept an optional stage from being entered: not asked for, not set up,
+ * nothing for it to work on, or (the digest) no entries to write it from.
+ */
+export type SkipReason = 'NOT_REQUESTED' | 'NOT_CONFIGURED' | 'NOTHING_TO_DO' | 'NO_ENTRIES';
+
+/**
  * Reasons of optional stages that were not entered (or answered that they are not set up)
- * without the request losing anything it asked for: these are never "degraded".
+ * without the request losing anything it asked for: these are never "degraded". A digest
+ * skipped for `NO_ENTRIES` is: the request asked for one and got none.
  */
 export const BENIGN_SKIP_REASONS: readonly string[] = ['NOT_CONFIGURED', 'NOT_REQUESTED', 'NOTHING_TO_DO'];
+
+/**
+ * An optional stage, declared once in its pipeline's stage table: its name, its fuse, and the
+ * rules checked in order before it runs — the first that holds is recorded as the skip reason
+ * and the stage is not entered. `F` is what the rules read (the request, the settings, what
+ * earlier stages produced).
+ */
+export interface OptionalStage<F> {
+  /** Stage name, as stats, telemetry and metrics show it. */
+  readonly name: string;
+  /** The stage's own timeout in ms (clamped further to what the budgets leave). */
+  readonly fuseMs: (facts: F) => number;
+  /** Skip rules in order: `[reason, holds]`. */
+  readonly skipWhen: ReadonlyArray<readonly [reason: SkipReason, holds: (facts: F) => boolean]>;
+}
 
 /**
  * Thrown by an optional stage's body when the downstream says the stage is not set up (a
@@ -54,6 +77,11 @@ export function stagePriors(timeouts: {
     rerank: timeouts.rerankTimeoutMs,
     graph_assist: timeouts.graphAssistTimeoutMs,
   };
+}
+
+/** The first of a stage's skip rules that holds for `facts`, or null when the stage may run. */
+export function skipReasonOf<F>(spec: OptionalStage<F>, facts: F): SkipReason | null {
+  return spec.skipWhen.find(([, holds]) => holds(facts))?.[0] ?? null;
 }
 
 /** Why an optional stage did not contribute. */
@@ -160,6 +188,20 @@ export class StageRunner {
   /** Record an optional stage that was not entered because it is not configured or not asked for. */
   notRun(stage: string, reason: string): void {
     this.push({ stage, outcome: 'skipped', ms: 0, startMs: this.elapsedMs(), reason, optional: true });
+  }
+
+  /**
+   * Run a declared optional stage: skipped with the first of its rules that holds for `facts`,
+   * else admitted by {@link optional} under its fuse.
+   * @returns the stage's value, or undefined when skipped, failed or timed out
+   */
+  async stage<F, T>(spec: OptionalStage<F>, facts: F, run: (budget: Budget, timeoutMs: number) => Promise<T>): Promise<T | undefined> {
+    const reason = skipReasonOf(spec, facts);
+    if (reason !== null) {
+      this.notRun(spec.name, reason);
+      return undefined;
+    }
+    return this.optional(spec.name, spec.fuseMs(facts), run);
   }
 
   /**

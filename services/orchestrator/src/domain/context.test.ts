@@ -1,5 +1,6 @@
 import { Budget, Code, CtxError } from '@ctxmesh/rpc';
 import type { budgetRender, gather, orchestrator, tierReader } from '@ctxmesh/proto';
+import { contextRequest as request } from './__tests__/context-request';
 import { assembleContext, contextInput, type ContextSettings } from './context';
 import type { Ports } from './ports';
 import { LatencyEstimator } from './stages';
@@ -12,43 +13,6 @@ const settings: ContextSettings = {
   renderReserveMs: 5,
   expansionMessages: 20,
 };
-
-const PENALTIES = ['events', 'entities', 'preferences', 'experiences', 'resources', 'skills', 'memories'].map((name) => ({
-  name,
-  value: ['events', 'entities', 'memories'].includes(name) ? 0.1 : 0.02,
-}));
-
-function request(over: Partial<orchestrator.AssembleContextRequest> = {}): orchestrator.AssembleContextRequest {
-  return {
-    identity: { accountId: 'default', userId: 'default', role: 3, actorPeerId: '', workspace: '', requestId: 'r1' },
-    query: 'what shipped',
-    imageUrl: '',
-    filter: undefined,
-    limit: 10,
-    scoreThreshold: undefined,
-    sessionId: '',
-    queryExpansion: 'auto',
-    maxTokens: 1600,
-    bucketed: false,
-    quotas: [],
-    purpose: '',
-    detail: undefined,
-    dedupTurns: 0,
-    excludeUris: [],
-    peerScope: 'all',
-    otherPeerPenalties: PENALTIES,
-    rewrite: 'off',
-    rewriteMaxBullets: 6,
-    tokenizer: '',
-    asOfMs: undefined,
-    timeBudgetMs: 0,
-    stages: [],
-    codeOutline: true,
-    packing: '',
-    explain: false,
-    ...over,
-  };
-}
 
 /** Fake ports recording calls; one event candidate and one resource. */
 function fakePorts(over: Partial<Record<string, unknown>> = {}) {

@@ -17,7 +17,7 @@ import { retrieveExplain } from './explain';
 import type { Ports } from './ports';
 import { rerankOrder } from './rerank';
 import { LatencyEstimator, StageRunner, statusOutcome, type OptionalStage, type StageRecord } from './stages';
-import { newTraceId, retrievalTrace, traceToStored, writeWithin, type TraceDrop, type TraceSink } from './trace';
+import { newTraceId, traceToStored, writeWithin, type TraceDrop, type TraceSink } from './trace';
 
 /** The optional stages of retrieve, in run order. */
 export const RETRIEVE_STAGES = ['query_rewrite', 'graph_assist', 'rerank'] as const;
@@ -293,6 +293,63 @@ export const RETRIEVE_STAGE_TABLE = {
     ],
   },
 } as const satisfies Record<RetrieveStage, OptionalStage<RetrieveFacts>>;
+
+/** What {@link retrievalTrace} reads from a finished retrieve. */
+interface TraceInput {
+  /** Trace id. */
+  id: string;
+  /** When the request started, ms since the epoch. */
+  startedAt: number;
+  /** The request as the pipeline read it. */
+  request: RetrieveInput;
+  /** The workspace searched. */
+  workspace: string;
+  /** Queries searched, original first. */
+  queries: readonly string[];
+  records: readonly StageRecord[];
+  /** Candidate passages in final rank order. */
+  candidates: readonly RankedPassage[];
+  dropped: readonly TraceDrop[];
+  /** The answer. */
+  response: orchestrator.RetrieveResponse;
+}
+
+/** The trace of a finished retrieve (retrieve-contract "Traces"). */
+function retrievalTrace(t: TraceInput): orchestrator.RetrievalTrace {
+  const { request: req, response } = t;
+  return {
+    traceId: t.id,
+    createdAtMs: t.startedAt,
+    requestId: req.identity.requestId,
+    user: req.identity.userId,
+    workspace: t.workspace,
+    query: req.query,
+    plannedQueries: [...t.queries],
+    params: {
+      subject: req.subject || req.identity.userId,
+      topK: req.topK,
+      memoryK: req.memoryK,
+      mmrLambda: req.mmrLambda,
+      maxPerDocument: req.maxPerDocument,
+      asOfMs: req.asOfMs,
+      tokenBudget: req.tokenBudget > 0 ? req.tokenBudget : undefined,
+      timeBudgetMs: req.timeBudgetMs ?? undefined,
+      stages: { queryRewrite: req.wants.query_rewrite, graphAssist: req.wants.graph_assist, rerank: req.wants.rerank },
+      tokenizer: req.tokenizer,
+    },
+    stages: t.records.map((r) => ({ stage: r.stage, outcome: r.outcome, ms: Math.round(r.ms * 100) / 100, reason: r.reason, optional: r.optional })),
+    degradedStages: response.degradedStages,
+    candidates: t.candidates.map((c) => ({ uri: c.uri, docUri: c.docUri, score: c.score, searchScore: c.searchScore, source: c.source, rerankScore: c.rerankScore ?? undefined })),
+    dropped: t.dropped.map((d) => ({ uri: d.uri, id: d.id ?? '', reason: d.reason })),
+    result: {
+      passages: response.passages.map((p) => ({ id: p.id, uri: p.uri, score: p.score, tokens: p.tokens })),
+      memories: response.memories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
+      groupMemories: response.groupMemories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
+      tokensTotal: response.tokensTotal,
+      droppedCount: response.droppedCount,
+    },
+  };
+}
 
 /** What a retrieve needs besides its input and budget. */
 export interface RetrieveDeps extends RetrieveOptions {

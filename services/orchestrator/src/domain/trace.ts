@@ -9,7 +9,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { common, orchestrator } from '@ctxmesh/proto';
-import type { StageRecord } from './stages';
 
 /** One stored trace row. */
 export interface TraceRecord {
@@ -61,76 +60,6 @@ export interface TraceDrop {
   id: string | null;
   /** Why. */
   reason: DropReason;
-}
-
-/** What {@link retrievalTrace} reads from a finished retrieve. */
-export interface TraceInput {
-  /** Trace id. */
-  id: string;
-  /** When the request started, ms since the epoch. */
-  startedAt: number;
-  /** The request as the pipeline read it. */
-  request: {
-    identity: common.Identity;
-    query: string;
-    subject: string;
-    topK: number;
-    memoryK: number;
-    mmrLambda: number | undefined;
-    maxPerDocument: number;
-    asOfMs: number | undefined;
-    tokenBudget: number;
-    timeBudgetMs: number | null;
-    wants: { query_rewrite: boolean; graph_assist: boolean; rerank: boolean };
-    tokenizer: string;
-  };
-  /** The workspace searched. */
-  workspace: string;
-  /** Queries searched, original first. */
-  queries: readonly string[];
-  records: readonly StageRecord[];
-  /** Candidate passages in final rank order. */
-  candidates: ReadonlyArray<{ uri: string; docUri: string; score: number; searchScore: number; source: string; rerankScore: number | null }>;
-  dropped: readonly TraceDrop[];
-  /** The answer. */
-  response: orchestrator.RetrieveResponse;
-}
-
-/** The trace of a finished retrieve (retrieve-contract "Traces"). */
-export function retrievalTrace(t: TraceInput): orchestrator.RetrievalTrace {
-  const { request: req, response } = t;
-  return {
-    traceId: t.id,
-    createdAtMs: t.startedAt,
-    requestId: req.identity.requestId,
-    user: req.identity.userId,
-    workspace: t.workspace,
-    query: req.query,
-    plannedQueries: [...t.queries],
-    params: {
-      subject: req.subject || req.identity.userId,
-      topK: req.topK,
-      memoryK: req.memoryK,
-      mmrLambda: req.mmrLambda,
-      maxPerDocument: req.maxPerDocument,
-      asOfMs: req.asOfMs,
-      tokenBudget: req.tokenBudget > 0 ? req.tokenBudget : undefined,
-      timeBudgetMs: req.timeBudgetMs ?? undefined,
-      stages: { queryRewrite: req.wants.query_rewrite, graphAssist: req.wants.graph_assist, rerank: req.wants.rerank },
-      tokenizer: req.tokenizer,
-    },
-    stages: t.records.map((r) => ({ stage: r.stage, outcome: r.outcome, ms: Math.round(r.ms * 100) / 100, reason: r.reason, optional: r.optional })),
-    degradedStages: response.degradedStages,
-    candidates: t.candidates.map((c) => ({ uri: c.uri, docUri: c.docUri, score: c.score, searchScore: c.searchScore, source: c.source, rerankScore: c.rerankScore ?? undefined })),
-    dropped: t.dropped.map((d) => ({ uri: d.uri, id: d.id ?? '', reason: d.reason })),
-    result: {
-      passages: response.passages.map((p) => ({ id: p.id, uri: p.uri, score: p.score, tokens: p.tokens })),
-      memories: response.memories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
-      groupMemories: response.groupMemories.map((m) => ({ id: '', uri: m.uri, score: m.score, tokens: m.tokens })),
-      tokensTotal: response.tokensTotal,
-      droppedCount: response.droppedCount,
-    },
-  };
 }
 
 /** camelCase → snake_case: the proto field name of a JSON name (`plannedQueries` → `planned_queries`). */

@@ -1,38 +1,9 @@
 import type { orchestrator } from '@ctxmesh/proto';
 import { Code } from '@ctxmesh/rpc';
+import { contextRequest } from '../__tests__/context-request';
 import { contextInput } from './input';
 
-function request(over: Partial<orchestrator.AssembleContextRequest> = {}): orchestrator.AssembleContextRequest {
-  return {
-    identity: undefined,
-    query: 'q',
-    imageUrl: '',
-    filter: undefined,
-    limit: 10,
-    scoreThreshold: undefined,
-    sessionId: '',
-    queryExpansion: 'auto',
-    maxTokens: 1600,
-    bucketed: false,
-    quotas: [{ name: 'events', count: 2 }],
-    purpose: '',
-    detail: undefined,
-    dedupTurns: 0,
-    excludeUris: [],
-    peerScope: 'all',
-    otherPeerPenalties: [],
-    rewrite: 'off',
-    rewriteMaxBullets: 6,
-    tokenizer: '',
-    asOfMs: undefined,
-    timeBudgetMs: 0,
-    stages: [],
-    codeOutline: true,
-    packing: '',
-    explain: false,
-    ...over,
-  };
-}
+const request = (over: Partial<orchestrator.AssembleContextRequest> = {}) => contextRequest({ quotas: [{ name: 'events', count: 2 }], ...over });
 
 describe('contextInput', () => {
   it('reads the wire\'s "" and 0 once: the default packing, no time budget, flat without bucketed', () => {

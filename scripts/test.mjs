@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The README's test command (`npm test`). In order:
-//   1. the generated protobuf code is up to date (buf lint + regenerate + compare);
+//   1. the generated protobuf code is up to date (buf lint + regenerate + compare), and so are
+//      the WebAssembly kernel's bytes (assembled from libs/stores/src/embedded/simd-dot.wat);
 //   2. everything type-checks and builds (tsc --build), tests included (tsconfig.test.json);
 //   3. lint (ESLint: boundaries, floating promises, import cycles);
 //   4. real Redis and NATS JetStream: taken from REDIS_URL/NATS_URL, else found on their
@@ -151,6 +152,7 @@ process.on('SIGINT', () => {
 
 if (!quick) {
   step('generated code', 'node', ['scripts/gen-check.mjs']);
+  step('generated WebAssembly', 'node', ['scripts/gen-wasm.mjs', '--check']);
   step('build', 'npx', ['tsc', '--build']);
   step('type-check tests', 'npx', ['tsc', '-p', 'tsconfig.test.json']);
   // The inspector page is plain browser JavaScript with JSDoc types, checked against the DOM.

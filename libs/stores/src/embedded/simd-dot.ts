@@ -1,7 +1,8 @@
 /**
- * Row-major float32 vector storage with a batched dot product, computed by a tiny hand-assembled
- * WebAssembly SIMD kernel (f32x4): about seven times faster than a JavaScript loop, which is what
- * lets the embedded index scan 100,000 vectors exactly within a request budget. Falls back to a
+ * Row-major float32 vector storage with a batched dot product, computed by a tiny WebAssembly
+ * SIMD kernel (f32x4, source in `simd-dot.wat`): about seven times faster than a JavaScript
+ * loop, which is what lets the embedded index scan 100,000 vectors exactly within a request
+ * budget. Falls back to a
  * JavaScript loop where WebAssembly SIMD is unavailable or the dimension is not a multiple of 4.
  */
 
@@ -16,83 +17,30 @@ interface WasmApi {
 }
 const WA = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
 
-/** Unsigned LEB128. */
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-  return out;
-}
-
-/** Signed LEB128 (small constants only). */
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0)) {
-      out.push(b);
-      return out;
-    }
-    out.push(b | 0x80);
-  }
-}
-
 /**
- * The module: memory 0 exported as `mem`, and
- * `dots(q, base, rows, dim, out)`: for r < rows, `out[r] = Σ_j base[r·dim + j] · q[j]`
- * (byte addresses; `dim` a multiple of 4).
+ * The module, assembled from `simd-dot.wat` beside this file (its source, with comments):
+ * memory 0 exported as `mem`, and `dots(q, base, rows, dim, out)`: for r < rows,
+ * `out[r] = Σ_j base[r·dim + j] · q[j]` (byte addresses; `dim` a multiple of 4).
+ * `npm run gen:wasm` writes the bytes below and `npm test` checks that they match the text.
  */
-function kernelBytes(): Uint8Array {
-  const section = (id: number, bytes: number[]): number[] => [id, ...uleb(bytes.length), ...bytes];
-  const name = (s: string): number[] => [...uleb(s.length), ...Array.from(Buffer.from(s, 'utf8'))];
-  const get = (i: number): number[] => [0x20, i];
-  const set = (i: number): number[] => [0x21, i];
-  const i32 = (n: number): number[] => [0x41, ...sleb(n)];
-  const simd = (op: number): number[] => [0xfd, ...uleb(op)];
-  // params: 0 q, 1 base, 2 rows, 3 dim, 4 out; locals: 5 r, 6 j (bytes), 7 row pointer, 8 acc (v128), 9 row bytes
-  const body = [
-    ...get(3), ...i32(2), 0x74, ...set(9), // rowBytes = dim << 2
-    ...get(1), ...set(7),
-    ...i32(0), ...set(5),
-    0x02, 0x40, 0x03, 0x40, // block loop
-    ...get(5), ...get(2), 0x4f, 0x0d, 1, // r >= rows → break
-    ...simd(0x0c), ...new Array<number>(16).fill(0), ...set(8), // acc = 0
-    ...i32(0), ...set(6),
-    0x02, 0x40, 0x03, 0x40,
-    ...get(6), ...get(9), 0x4f, 0x0d, 1, // j >= rowBytes → break
-    ...get(8),
-    ...get(7), ...get(6), 0x6a, ...simd(0x00), 0x02, 0x00, // v128.load row[j]
-    ...get(0), ...get(6), 0x6a, ...simd(0x00), 0x02, 0x00, // v128.load q[j]
-    ...simd(0xe6), ...simd(0xe4), ...set(8), // acc += row * q
-    ...get(6), ...i32(16), 0x6a, ...set(6),
-    0x0c, 0, 0x0b, 0x0b, // br loop; end loop; end block
-    ...get(4),
-    ...get(8), ...simd(0x1f), 0,
-    ...get(8), ...simd(0x1f), 1, 0x92,
-    ...get(8), ...simd(0x1f), 2, 0x92,
-    ...get(8), ...simd(0x1f), 3, 0x92,
-    0x38, 0x02, 0x00, // f32.store out
-    ...get(4), ...i32(4), 0x6a, ...set(4),
-    ...get(7), ...get(9), 0x6a, ...set(7),
-    ...get(5), ...i32(1), 0x6a, ...set(5),
-    0x0c, 0, 0x0b, 0x0b,
-    0x0b,
-  ];
-  const fn = [3, 3, 0x7f, 1, 0x7b, 1, 0x7f, ...body];
-  return Uint8Array.from([
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    ...section(1, [1, 0x60, 5, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0]),
-    ...section(3, [1, 0]),
-    ...section(5, [1, 0x00, 1]),
-    ...section(7, [2, ...name('mem'), 0x02, 0, ...name('dots'), 0x00, 0]),
-    ...section(10, [1, ...uleb(fn.length), ...fn]),
-  ]);
-}
+// gen:wasm begin (from simd-dot.wat by `npm run gen:wasm`; do not edit)
+const KERNEL = Uint8Array.from([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x09, 0x01, 0x60, 0x05, 0x7f, 0x7f, 0x7f,
+  0x7f, 0x7f, 0x00, 0x03, 0x02, 0x01, 0x00, 0x05, 0x03, 0x01, 0x00, 0x01, 0x07, 0x0e, 0x02, 0x03,
+  0x6d, 0x65, 0x6d, 0x02, 0x00, 0x04, 0x64, 0x6f, 0x74, 0x73, 0x00, 0x00, 0x0a, 0xa4, 0x01, 0x01,
+  0xa1, 0x01, 0x03, 0x03, 0x7f, 0x01, 0x7b, 0x01, 0x7f, 0x20, 0x03, 0x41, 0x02, 0x74, 0x21, 0x09,
+  0x20, 0x01, 0x21, 0x07, 0x41, 0x00, 0x21, 0x05, 0x02, 0x40, 0x03, 0x40, 0x20, 0x05, 0x20, 0x02,
+  0x4f, 0x0d, 0x01, 0xfd, 0x0c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+  0x00, 0x00, 0x00, 0x00, 0x00, 0x21, 0x08, 0x41, 0x00, 0x21, 0x06, 0x02, 0x40, 0x03, 0x40, 0x20,
+  0x06, 0x20, 0x09, 0x4f, 0x0d, 0x01, 0x20, 0x08, 0x20, 0x07, 0x20, 0x06, 0x6a, 0xfd, 0x00, 0x02,
+  0x00, 0x20, 0x00, 0x20, 0x06, 0x6a, 0xfd, 0x00, 0x02, 0x00, 0xfd, 0xe6, 0x01, 0xfd, 0xe4, 0x01,
+  0x21, 0x08, 0x20, 0x06, 0x41, 0x10, 0x6a, 0x21, 0x06, 0x0c, 0x00, 0x0b, 0x0b, 0x20, 0x04, 0x20,
+  0x08, 0xfd, 0x1f, 0x00, 0x20, 0x08, 0xfd, 0x1f, 0x01, 0x92, 0x20, 0x08, 0xfd, 0x1f, 0x02, 0x92,
+  0x20, 0x08, 0xfd, 0x1f, 0x03, 0x92, 0x38, 0x02, 0x00, 0x20, 0x04, 0x41, 0x04, 0x6a, 0x21, 0x04,
+  0x20, 0x07, 0x20, 0x09, 0x6a, 0x21, 0x07, 0x20, 0x05, 0x41, 0x01, 0x6a, 0x21, 0x05, 0x0c, 0x00,
+  0x0b, 0x0b, 0x0b,
+]);
+// gen:wasm end
 
 let compiled: object | null | undefined;
 
@@ -100,7 +48,7 @@ let compiled: object | null | undefined;
 function kernelModule(): object | null {
   if (compiled === undefined) {
     try {
-      compiled = WA ? new WA.Module(kernelBytes()) : null;
+      compiled = WA ? new WA.Module(KERNEL) : null;
     } catch {
       compiled = null;
     }

@@ -1,7 +1,7 @@
 /**
  * Outbound calls: a channel factory, and `callUnary`, which applies the caller's Budget
- * (deadline + parent), retries only UNAVAILABLE/RESOURCE_EXHAUSTED when the budget can
- * afford it, and translates downstream statuses deliberately (STYLE B6 "Clients").
+ * (deadline + parent), retries only UNAVAILABLE/RESOURCE_EXHAUSTED after a jittered backoff
+ * when the budget can afford it, and translates downstream statuses deliberately (STYLE B6 "Clients").
  */
 import { credentials, Metadata, status, type CallOptions, type Client, type ClientUnaryCall, type ServiceError } from '@grpc/grpc-js';
 import type { Budget } from './budget';
@@ -42,11 +42,31 @@ export interface CallUnaryOptions {
   expectedMs?: number;
   /** Request id sent as `x-request-id`. */
   requestId?: string;
+  /** Uniform source in [0, 1) for the retry backoff's jitter (tests pin it). @default Math.random */
+  random?: () => number;
 }
 
 const ALWAYS_PASS: Code[] = [status.DEADLINE_EXCEEDED, status.CANCELLED, status.UNAVAILABLE];
 const RETRYABLE: Code[] = [status.UNAVAILABLE, status.RESOURCE_EXHAUSTED];
 const BACKOFF_MS = [10, 40, 160];
+
+/**
+ * The wait before retry number `attempt + 1`, in whole ms, or undefined when the retries are used
+ * up (three at most). The nominal waits are 10, 40 and 160 ms; each is drawn uniformly from
+ * [nominal / 2, nominal) ("equal jitter"), so callers that failed together do not all come
+ * back at the same instant, a wait never exceeds the nominal one that `canAfford` was sized
+ * for, and none drops to zero (unlike full jitter) to hammer a server that just said
+ * UNAVAILABLE.
+ * @param attempt 0 for the first retry
+ * @param random uniform source in [0, 1); @default Math.random
+ */
+export function retryBackoffMs(attempt: number, random: () => number = Math.random): number | undefined {
+  const nominal = BACKOFF_MS[attempt];
+  if (nominal === undefined) return undefined;
+  // floor keeps the top below `nominal` (x · r < x for any r < 1 in floating point, but a sum can round up).
+  return nominal / 2 + Math.floor((nominal / 2) * random());
+}
+
 /** A CANCELLED call this close to the caller's deadline was cut by the deadline. */
 const DEADLINE_SLACK_MS = 25;
 
@@ -63,8 +83,8 @@ export async function callUnary<Req, Res>(
       return await once(method, request, budget, opts);
     } catch (err) {
       const e = err as ServiceError;
-      const backoff = BACKOFF_MS[attempt];
-      if (retry && backoff !== undefined && RETRYABLE.includes(e.code) && budget.canAfford(backoff + (opts.expectedMs ?? 5))) {
+      const backoff = retry && RETRYABLE.includes(e.code) ? retryBackoffMs(attempt, opts.random) : undefined;
+      if (backoff !== undefined && budget.canAfford(backoff + (opts.expectedMs ?? 5))) {
         await new Promise((r) => setTimeout(r, backoff));
         continue;
       }

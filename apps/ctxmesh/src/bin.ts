@@ -13,10 +13,12 @@
  * lazily after it.
  */
 import { startTelemetry } from '@ctxmesh/telemetry';
+import { parseCommandLine, UsageError } from './args';
 
 const SERVICES = ['gateway', 'orchestrator', 'gather', 'tier-reader', 'budget-render', 'ledger', 'rewrite', 'sessions', 'indexer'] as const;
 
-const USAGE = `usage:
+/** The `ctxmesh` usage text (printed for `help` and after a usage error). */
+export const USAGE = `usage:
   ctxmesh start                          run the whole mesh in one process (data in $CTXMESH_DATA_DIR, default ./.ctxmesh)
   ctxmesh serve <service>                run one service: ${SERVICES.join(', ')}
   ctxmesh ingest <dir> [--user U] [--prefix viking://resources/x] [--url URL] [--concurrency N]   (ingest --help)
@@ -25,34 +27,28 @@ const USAGE = `usage:
   ctxmesh probe <http://host:port | host:port>   exit 0 when healthy (container health checks)
   ctxmesh --version`;
 
-/** Parse `--flag value` pairs and positionals. */
-export function parseArgs(argv: string[]): { positionals: string[]; flags: Record<string, string | true> } {
-  const positionals: string[] = [];
-  const flags: Record<string, string | true> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a.startsWith('--')) {
-      const [k, v] = a.slice(2).split('=', 2);
-      if (v !== undefined) flags[k] = v;
-      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) flags[k] = argv[++i];
-      else flags[k] = true;
-    } else positionals.push(a);
-  }
-  return { positionals, flags };
-}
-
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
-  const { positionals, flags } = parseArgs(rest);
+  try {
+    return await run(cmd, rest);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${err.message}\n${USAGE}\n`);
+    return 2;
+  }
+}
+
+async function run(cmd: string | undefined, rest: string[]): Promise<number> {
   switch (cmd) {
     case 'start': {
+      parseCommandLine(rest, {});
       const telemetry = startTelemetry('ctxmesh');
       const { runAllInOne } = require('./start') as typeof import('./start');
       await runAllInOne(process.env, telemetry);
       return -1; // keeps running until a signal
     }
     case 'serve': {
-      const svc = positionals[0];
+      const svc = parseCommandLine(rest, {}).positionals[0];
       if (!(SERVICES as readonly string[]).includes(svc)) {
         process.stderr.write(`unknown service '${svc ?? ''}'\n${USAGE}\n`);
         return 2;
@@ -63,20 +59,22 @@ async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'ingest': {
-      const { ingestCommand } = require('./commands') as typeof import('./commands');
+      const { ingestCommand, INGEST_OPTIONS, OPTION_HINTS } = require('./commands') as typeof import('./commands');
+      const { positionals, flags } = parseCommandLine(rest, INGEST_OPTIONS, OPTION_HINTS);
       return ingestCommand(positionals, flags, process.env);
     }
     case 'search': {
-      const { searchCommand } = require('./commands') as typeof import('./commands');
+      const { searchCommand, SEARCH_OPTIONS, OPTION_HINTS } = require('./commands') as typeof import('./commands');
+      const { positionals, flags } = parseCommandLine(rest, SEARCH_OPTIONS, OPTION_HINTS);
       return searchCommand(positionals, flags, process.env);
     }
     case 'dead-letters': {
-      const { deadLettersCommand } = require('./commands') as typeof import('./commands');
-      return deadLettersCommand(flags, process.env);
+      const { deadLettersCommand, DEAD_LETTERS_OPTIONS, OPTION_HINTS } = require('./commands') as typeof import('./commands');
+      return deadLettersCommand(parseCommandLine(rest, DEAD_LETTERS_OPTIONS, OPTION_HINTS).flags, process.env);
     }
     case 'probe': {
       const { probeCommand } = require('./commands') as typeof import('./commands');
-      return probeCommand(positionals[0]);
+      return probeCommand(parseCommandLine(rest, {}).positionals[0]);
     }
     case '--version':
     case 'version': {

@@ -5,16 +5,16 @@
  */
 import { SingleBar, Presets } from 'cli-progress';
 import { stat } from 'node:fs/promises';
+import type { CommandOptions, Flags } from './args';
 import { fetchDeadLetters, formatDeadLetters } from './dead-letters';
 import { GatewayUrlError, identifyGateway, isUp, normalizeGatewayUrl } from './http';
 import { formatSummary, planIngest, runIngest } from './ingest';
 import { runSearch, type SearchArgs } from './search';
 
-type Flags = Record<string, string | true>;
 type Env = Record<string, string | undefined>;
 
-const str = (v: string | true | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
-const int = (v: string | true | undefined, name: string): number | undefined => {
+const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined);
+const int = (v: string | boolean | undefined, name: string): number | undefined => {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || !/^\d+$/.test(v)) throw new Error(`--${name} must be a non-negative integer`);
   return Number(v);
@@ -32,7 +32,7 @@ export type Say = (line: string) => void;
  */
 export async function withGateway<T>(flags: Flags, env: Env, say: Say, fn: (url: string, apiKey: string | undefined) => Promise<T>): Promise<T> {
   const apiKey = str(flags['api-key']) ?? env.CTXMESH_API_KEY;
-  if (flags.url === true) throw new GatewayUrlError('--url needs a value: --url http://host:port or --url host:port');
+  if (flags.url === true) throw new GatewayUrlError(`--url needs a value: ${OPTION_HINTS.url}`);
   const explicit = str(flags.url) ?? env.CTXMESH_URL;
   if (explicit) {
     const id = await identifyGateway(normalizeGatewayUrl(explicit));
@@ -60,6 +60,43 @@ export async function withGateway<T>(flags: Flags, env: Env, say: Say, fn: (url:
 }
 
 const stderrSay: Say = (line) => process.stderr.write(`ctxmesh: ${line}\n`);
+
+/** The options of every command that talks to a gateway ({@link withGateway}). */
+const GATEWAY_OPTIONS = {
+  url: { type: 'string' },
+  'api-key': { type: 'string' },
+} as const satisfies CommandOptions;
+
+/** What a missing option value should look like, by option name (for the CLI's usage errors). */
+export const OPTION_HINTS: Readonly<Record<string, string>> = { url: '--url http://host:port or --url host:port' };
+
+/** `ctxmesh ingest` options (the flags of {@link INGEST_HELP}). */
+export const INGEST_OPTIONS = {
+  ...GATEWAY_OPTIONS,
+  user: { type: 'string' },
+  prefix: { type: 'string' },
+  concurrency: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies CommandOptions;
+
+/** `ctxmesh search` options (the flags of {@link SEARCH_HELP}). */
+export const SEARCH_OPTIONS = {
+  ...GATEWAY_OPTIONS,
+  mode: { type: 'string' },
+  limit: { type: 'string' },
+  'max-tokens': { type: 'string' },
+  purpose: { type: 'string' },
+  target: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies CommandOptions;
+
+/** `ctxmesh dead-letters` options. */
+export const DEAD_LETTERS_OPTIONS = {
+  ...GATEWAY_OPTIONS,
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+} as const satisfies CommandOptions;
 
 /** `ctxmesh ingest --help`. */
 export const INGEST_HELP = `usage: ctxmesh ingest <dir> [options]
@@ -92,7 +129,7 @@ options:
   --url URL                  the gateway, as for ingest (default $CTXMESH_URL, then :$GATEWAY_PORT, then in process)
   --api-key KEY              sent as Bearer (default $CTXMESH_API_KEY)`;
 
-const wantsHelp = (positionals: string[], flags: Flags) => flags.help !== undefined || positionals.includes('-h') || positionals[0] === 'help';
+const wantsHelp = (positionals: string[], flags: Flags) => flags.help !== undefined || positionals[0] === 'help';
 
 /** `ctxmesh ingest <dir>`. */
 export async function ingestCommand(positionals: string[], flags: Flags, env: Env, say: Say = stderrSay): Promise<number> {

@@ -42,6 +42,21 @@ describe('parseArgs', () => {
     expect(() => parseArgs(['quick'])).toThrow(UsageError);
   });
 
+  it('applies flags in order, the last one winning', () => {
+    expect([...parseArgs(['--skip', 'latency', '--only', 'latency,budget']).sections]).toEqual(['latency', 'budget']);
+    expect([...parseArgs(['--only', 'latency,budget', '--skip', 'latency']).sections]).toEqual(['budget']);
+    expect(parseArgs(['--queries', '3', '--queries=5']).queries).toBe(5);
+  });
+
+  it('names the word that is out of place, and a value-taking flag takes the next word', () => {
+    expect(() => parseArgs(['-q'])).toThrow("unexpected argument '-q'");
+    expect(() => parseArgs(['--sizes', '10', 'x'])).toThrow("unexpected argument 'x'");
+    expect(() => parseArgs(['--fast=1'])).toThrow("unknown flag '--fast'");
+    expect(() => parseArgs(['--queries', '--quick'])).toThrow("--queries takes a positive integer, got '--quick'");
+    expect(() => parseArgs(['--queries'])).toThrow("--queries takes a positive integer, got ''");
+    expect(parseArgs(['--nats']).natsUrl).toBeNull();
+  });
+
   it('prints the markdown of an existing report with --markdown or --from', () => {
     expect(parseArgs(['--markdown', '--out', '/tmp/r.json']).markdownFrom).toBe(parseArgs(['--out', '/tmp/r.json']).out);
     expect(parseArgs(['--from', '/tmp/x.json']).markdownFrom).toBe('/tmp/x.json');

@@ -16,6 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { parseArgs as parseArgv, type ParseArgsConfig } from 'node:util';
 import { DB_FILE, startMesh, type Mesh } from '@ctxmesh/ctxmesh';
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { createOutliner } from '@ctxmesh/outline';
@@ -124,12 +125,42 @@ function sectionList(flag: string, v: string): Set<Section> {
   return new Set(names as Section[]);
 }
 
+/** The flags of `npm run bench`, for node:util's tokenizer. */
+const FLAGS = {
+  quick: { type: 'boolean' },
+  sizes: { type: 'string' },
+  queries: { type: 'string' },
+  reps: { type: 'string' },
+  seconds: { type: 'string' },
+  concurrency: { type: 'string' },
+  'throughput-nodes': { type: 'string' },
+  'ingest-docs': { type: 'string' },
+  'budget-queries': { type: 'string' },
+  'startup-runs': { type: 'string' },
+  only: { type: 'string' },
+  skip: { type: 'string' },
+  nats: { type: 'string' },
+  'no-nats': { type: 'boolean' },
+  madial: { type: 'string' },
+  out: { type: 'string' },
+  markdown: { type: 'boolean' },
+  profiles: { type: 'string' },
+  'docs-sizes': { type: 'string' },
+  'docs-queries': { type: 'string' },
+  from: { type: 'string' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
 /**
  * Parse the command line (`--flag value` or `--flag=value`).
  * @param env NATS_URL and MADIAL_DIR defaults
  * @throws UsageError for an unknown flag or a bad value
  */
 export function parseArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): RunOptions {
+  // node:util tokenizes; the flags apply in order (--only then --skip), so this walks its
+  // tokens rather than its values. Lenient mode: a value-taking flag takes the next word
+  // whatever it is, and this function names what is wrong in its own words.
+  const { tokens } = parseArgv({ args: [...argv], options: FLAGS, strict: false, allowPositionals: true, tokens: true });
+  // Sizes and durations default by mode, so --quick is looked for before the walk.
   const quick = argv.includes('--quick');
   const o: RunOptions = {
     quick,
@@ -155,12 +186,12 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
   };
   let markdown = false;
   let from: string | null = null;
-  for (let i = 0; i < argv.length; i++) {
-    const raw = argv[i]!;
-    if (!raw.startsWith('--')) throw new UsageError(`unexpected argument '${raw}'`);
-    const eq = raw.indexOf('=');
-    const flag = eq >= 0 ? raw.slice(0, eq) : raw;
-    const value = () => (eq >= 0 ? raw.slice(eq + 1) : argv[++i]);
+  for (const t of tokens) {
+    // A word that is not a long flag (a positional, or -x) is out of place.
+    if (t.kind === 'positional' || (t.kind === 'option' && !t.rawName.startsWith('--'))) throw new UsageError(`unexpected argument '${argv[t.index]}'`);
+    if (t.kind === 'option-terminator') throw new UsageError(`unknown flag '--'`);
+    const flag = t.rawName;
+    const value = () => t.value;
     switch (flag) {
       case '--quick':
         break;

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ProviderError, ProviderHttpError, ProviderUnavailableError } from '@ctxmesh/provider';
 import {
   EmbedderAbortedError,
+  EmbedderError,
   EmbedderHttpError,
   EmbedderResponseError,
   EmbedderTimeoutError,
@@ -152,5 +154,20 @@ describe('HttpEmbedder', () => {
     const err = await new HttpEmbedder({ url, model: 'm', dimension: 3 }).embed(['x']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EmbedderUnavailableError);
     expect((err as EmbedderUnavailableError).retryable).toBe(true);
+  });
+
+  it("throws the provider client's error kinds, under the embedder's names", async () => {
+    const srv = await startServer((_b, _req, res) => {
+      res.writeHead(429);
+      res.end('slow down');
+    });
+    servers.push(srv.server);
+    const err = await new HttpEmbedder({ url: srv.url, model: 'm', dimension: 3 }).embed(['x']).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderHttpError);
+    expect(err).toBeInstanceOf(EmbedderError);
+    expect(err).toMatchObject({ name: 'EmbedderHttpError', message: 'embeddings endpoint answered HTTP 429', status: 429, retryable: true });
+    const down = new EmbedderUnavailableError(new Error('ECONNREFUSED'));
+    expect(down).toBeInstanceOf(ProviderUnavailableError);
+    expect(down).toBeInstanceOf(ProviderError);
   });
 });

@@ -1,60 +1,80 @@
+import {
+  openAiUrl,
+  postJson,
+  ProviderAbortedError,
+  ProviderError,
+  ProviderHttpError,
+  ProviderResponseError,
+  ProviderTimeoutError,
+  ProviderUnavailableError,
+  type ProviderErrorClasses,
+} from '@ctxmesh/provider';
 import { type Embedder, type EmbedOptions, l2normalize } from './embedder';
 
-/** Base class of every error the {@link HttpEmbedder} throws. */
-export class EmbedderError extends Error {
-  override name = 'EmbedderError';
-  /** True when the same request may succeed if retried later (429, 5xx, network, timeout). */
-  readonly retryable: boolean;
-  constructor(message: string, opts: { retryable: boolean; cause?: unknown }) {
-    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
-    this.retryable = opts.retryable;
-  }
-}
+/*
+ * The embedder's errors are the provider client's one error tree (@ctxmesh/provider), named
+ * after the embedder: each class below only gives its kind the embedder's name and message;
+ * what is retryable, and which fields an error carries, is decided there.
+ */
 
-/** The endpoint answered with a non-2xx HTTP status. */
-export class EmbedderHttpError extends EmbedderError {
+/** Base class of every error the {@link HttpEmbedder} throws: the provider client's {@link ProviderError}. */
+export const EmbedderError = ProviderError;
+/** Base class of every error the {@link HttpEmbedder} throws. */
+export type EmbedderError = ProviderError;
+
+/** The endpoint answered with a non-2xx HTTP status (retryable for 408, 429 and 5xx). */
+export class EmbedderHttpError extends ProviderHttpError {
   override name = 'EmbedderHttpError';
   constructor(
     /** HTTP status code. */
-    readonly status: number,
+    status: number,
     /** First 500 characters of the response body (for logs; never forward it to clients). */
-    readonly body: string,
+    body: string,
   ) {
-    super(`embeddings endpoint answered HTTP ${status}`, { retryable: status === 408 || status === 429 || status >= 500 });
+    super(status, body, `embeddings endpoint answered HTTP ${status}`);
   }
 }
 
 /** The request did not complete within the configured timeout. */
-export class EmbedderTimeoutError extends EmbedderError {
+export class EmbedderTimeoutError extends ProviderTimeoutError {
   override name = 'EmbedderTimeoutError';
-  constructor(readonly timeoutMs: number) {
-    super(`embeddings request timed out after ${timeoutMs} ms`, { retryable: true });
+  constructor(timeoutMs: number) {
+    super(timeoutMs, `embeddings request timed out after ${timeoutMs} ms`);
   }
 }
 
 /** The caller's signal aborted the request (deadline or cancellation upstream). */
-export class EmbedderAbortedError extends EmbedderError {
+export class EmbedderAbortedError extends ProviderAbortedError {
   override name = 'EmbedderAbortedError';
   constructor(cause?: unknown) {
-    super('embeddings request aborted by the caller', { retryable: false, cause });
+    super(cause, 'embeddings request aborted by the caller');
   }
 }
 
 /** The endpoint could not be reached (DNS, refused connection, reset). */
-export class EmbedderUnavailableError extends EmbedderError {
+export class EmbedderUnavailableError extends ProviderUnavailableError {
   override name = 'EmbedderUnavailableError';
   constructor(cause: unknown) {
-    super(`embeddings endpoint unreachable: ${cause instanceof Error ? cause.message : String(cause)}`, { retryable: true, cause });
+    super(cause, `embeddings endpoint unreachable: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
 }
 
 /** The endpoint answered 2xx with a body that is not a valid embeddings response. */
-export class EmbedderResponseError extends EmbedderError {
+export class EmbedderResponseError extends ProviderResponseError {
   override name = 'EmbedderResponseError';
-  constructor(message: string) {
-    super(`invalid embeddings response: ${message}`, { retryable: false });
+  constructor(problem: string) {
+    super(problem, `invalid embeddings response: ${problem}`);
   }
 }
+
+/** What {@link postJson} throws for the embedder. */
+const EMBEDDER_ERRORS: ProviderErrorClasses = Object.freeze({
+  http: EmbedderHttpError,
+  timeout: EmbedderTimeoutError,
+  aborted: EmbedderAbortedError,
+  unavailable: EmbedderUnavailableError,
+  response: EmbedderResponseError,
+});
 
 /** Options of the {@link HttpEmbedder}. */
 export interface HttpEmbedderOptions {
@@ -96,10 +116,7 @@ interface EmbeddingsResponse {
 
 /** Resolve the endpoint URL as documented on {@link HttpEmbedderOptions.url}. */
 export function embeddingsEndpoint(url: string): string {
-  const u = url.replace(/\/+$/, '');
-  if (u.endsWith('/embeddings')) return u;
-  if (u.endsWith('/v1')) return u + '/embeddings';
-  return u + '/v1/embeddings';
+  return openAiUrl(url, 'embeddings');
 }
 
 /**
@@ -161,38 +178,24 @@ export class HttpEmbedder implements Embedder {
       try {
         return await this.request(batch, signal);
       } catch (err) {
-        if (!(err instanceof EmbedderError) || !err.retryable || attempt >= this.opts.maxRetries || signal?.aborted) throw err;
+        if (!(err instanceof ProviderError) || !err.retryable || attempt >= this.opts.maxRetries || signal?.aborted) throw err;
         await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
       }
     }
   }
 
   private async request(batch: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {
-    if (signal?.aborted) throw new EmbedderAbortedError(signal.reason);
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs);
-    const combined = signal ? AbortSignal.any([signal, timeout]) : timeout;
     const body: Record<string, unknown> = { model: this.opts.model, input: batch, encoding_format: 'float' };
     if (this.opts.sendDimensions) body.dimensions = this.dimension;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-    let res: Response;
-    let text: string;
-    try {
-      res = await this.fetchImpl(this.endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal: combined });
-      text = await res.text();
-    } catch (err) {
-      // Distinguish who aborted: the caller's signal wins over our own timeout.
-      if (signal?.aborted) throw new EmbedderAbortedError(signal.reason);
-      if (timeout.aborted) throw new EmbedderTimeoutError(this.opts.timeoutMs);
-      throw new EmbedderUnavailableError(err);
-    }
-    if (!res.ok) throw new EmbedderHttpError(res.status, text.slice(0, 500));
-    let parsed: EmbeddingsResponse;
-    try {
-      parsed = JSON.parse(text) as EmbeddingsResponse;
-    } catch {
-      throw new EmbedderResponseError('body is not JSON');
-    }
+    const parsed = (await postJson({
+      url: this.endpoint,
+      apiKey: this.opts.apiKey,
+      body,
+      timeoutMs: this.opts.timeoutMs,
+      signal,
+      fetch: this.fetchImpl,
+      errors: EMBEDDER_ERRORS,
+    })) as EmbeddingsResponse | null;
     if (!parsed || !Array.isArray(parsed.data)) throw new EmbedderResponseError('missing data array');
     if (parsed.data.length !== batch.length) throw new EmbedderResponseError(`expected ${batch.length} embeddings, got ${parsed.data.length}`);
     const out = new Array<Float32Array>(batch.length);

@@ -3,6 +3,7 @@
  * endpoint and the fuses. Validated at start with every problem listed at once, including
  * the cross-field ones (a model name without an endpoint is as wrong as a bad URL).
  */
+import { openAiUrl } from '@ctxmesh/provider';
 import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
 
 /** Upper bound on every fuse, in ms (10 minutes: a fuse is a bound, not a wish). */
@@ -115,10 +116,7 @@ export interface RewriteConfig {
 
 /** Resolve a chat endpoint as documented on CTXMESH_LLM_URL. */
 export function chatCompletionsUrl(url: string): string {
-  const u = url.replace(/\/+$/, '');
-  if (u.endsWith('/chat/completions')) return u;
-  if (u.endsWith('/v1')) return `${u}/chat/completions`;
-  return `${u}/v1/chat/completions`;
+  return openAiUrl(url, 'chat/completions');
 }
 
 /** Resolve a rerank endpoint as documented on CTXMESH_RERANK_URL. */

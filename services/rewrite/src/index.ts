@@ -26,4 +26,4 @@ export {
   ProviderHttpError,
   ProviderUnavailableError,
   ProviderResponseError,
-} from './clients/http';
+} from '@ctxmesh/provider';

@@ -1,5 +1,5 @@
+import { ProviderResponseError } from '@ctxmesh/provider';
 import { ChatClient, parseChatCompletion, stripReasoning } from './chat';
-import { ProviderResponseError } from './http';
 
 describe('parseChatCompletion', () => {
   it('reads the first choice, its finish reason and the usage', () => {

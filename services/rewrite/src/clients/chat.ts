@@ -4,7 +4,7 @@
  */
 import type { ChatEndpoint } from '../config';
 import type { PromptMessage } from '../domain/prompts';
-import { postJson, ProviderResponseError } from './http';
+import { postJson, ProviderResponseError } from '@ctxmesh/provider';
 
 /** One chat message (the prompts' type). */
 export type ChatMessage = PromptMessage;

@@ -1,4 +1,4 @@
-import { ProviderResponseError } from './http';
+import { ProviderResponseError } from '@ctxmesh/provider';
 import { parseRerankResponse, RerankClient } from './rerank';
 
 describe('parseRerankResponse', () => {

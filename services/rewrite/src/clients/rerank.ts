@@ -5,7 +5,7 @@
  * `[{index, score}]` array (TEI).
  */
 import type { RerankEndpoint } from '../config';
-import { postJson, ProviderResponseError } from './http';
+import { postJson, ProviderResponseError } from '@ctxmesh/provider';
 
 /** One scored document, as the provider returned it (raw score, any scale). */
 export interface RawRerankResult {

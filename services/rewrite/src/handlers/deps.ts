@@ -10,7 +10,7 @@ import {
   ProviderResponseError,
   ProviderTimeoutError,
   ProviderUnavailableError,
-} from '../clients/http';
+} from '@ctxmesh/provider';
 import type { RerankClient } from '../clients/rerank';
 import type { RewriteSettings } from '../config';
 

@@ -1,12 +1,13 @@
-import { Code, CtxError } from '@ctxmesh/rpc';
 import {
-  postJson,
+  PROVIDER_ERRORS,
   ProviderAbortedError,
+  ProviderError,
   ProviderHttpError,
   ProviderResponseError,
   ProviderTimeoutError,
   ProviderUnavailableError,
-} from './http';
+} from './errors';
+import { openAiUrl, postJson } from './post-json';
 
 /** A fetch that never answers but rejects with the signal's reason when aborted, as undici does. */
 const hangingFetch = (seen: { signal?: AbortSignal }) =>
@@ -54,7 +55,8 @@ describe('postJson', () => {
     const caller = new AbortController();
     const seen: { signal?: AbortSignal } = {};
     const p = postJson({ url: 'http://p', apiKey: '', body: {}, timeoutMs: 60_000, signal: caller.signal, fetch: hangingFetch(seen) });
-    const reason = new CtxError(Code.DEADLINE_EXCEEDED, 'DEADLINE_EXCEEDED', 'deadline exceeded');
+    // What a Budget aborts with when its deadline passes (a CtxError there; any value here).
+    const reason = Object.assign(new Error('deadline exceeded'), { code: 4 });
     caller.abort(reason);
     const err = await p.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderAbortedError);
@@ -93,5 +95,87 @@ describe('postJson', () => {
     const err = await postJson({ url: 'http://p', apiKey: '', body: {}, timeoutMs: 1000, fetch: failing }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProviderUnavailableError);
     expect((err as Error).name).toBe('ProviderUnavailableError');
+  });
+});
+
+describe('postJson - who aborted first', () => {
+  /** A fetch that rejects only when told to, after whatever aborts its signal. */
+  function heldFetch() {
+    const held: { signal?: AbortSignal; reject?: (e: unknown) => void } = {};
+    const fetchImpl = ((_url: string, init: RequestInit) =>
+      new Promise((_resolve, reject) => {
+        held.signal = init.signal ?? undefined;
+        held.reject = reject;
+      })) as unknown as typeof fetch;
+    const aborted = () => new Promise<void>((r) => (held.signal!.aborted ? r() : held.signal!.addEventListener('abort', () => r(), { once: true })));
+    return { held, fetchImpl, aborted };
+  }
+
+  it('the fuse, then the caller - ProviderTimeoutError', async () => {
+    const { held, fetchImpl, aborted } = heldFetch();
+    const caller = new AbortController();
+    const p = postJson({ url: 'http://p', apiKey: '', body: {}, timeoutMs: 5, signal: caller.signal, fetch: fetchImpl }).catch((e: unknown) => e);
+    await new Promise((r) => setImmediate(r));
+    await aborted();
+    caller.abort(new Error('deadline'));
+    held.reject!(new TypeError('aborted'));
+    expect(await p).toBeInstanceOf(ProviderTimeoutError);
+  });
+
+  it('the caller, then the fuse - ProviderAbortedError', async () => {
+    const { held, fetchImpl } = heldFetch();
+    const caller = new AbortController();
+    const p = postJson({ url: 'http://p', apiKey: '', body: {}, timeoutMs: 5, signal: caller.signal, fetch: fetchImpl }).catch((e: unknown) => e);
+    await new Promise((r) => setImmediate(r));
+    const reason = new Error('deadline');
+    caller.abort(reason);
+    // Let the fuse fire as well before fetch gives up.
+    await new Promise((r) => setTimeout(r, 20));
+    held.reject!(new TypeError('aborted'));
+    const err = await p;
+    expect(err).toBeInstanceOf(ProviderAbortedError);
+    expect((err as ProviderAbortedError).reason).toBe(reason);
+  });
+});
+
+describe('ProviderError kinds', () => {
+  it.each([
+    ['HTTP 408', true, new ProviderHttpError(408, '')],
+    ['HTTP 429', true, new ProviderHttpError(429, '')],
+    ['HTTP 500', true, new ProviderHttpError(500, '')],
+    ['HTTP 503', true, new ProviderHttpError(503, '')],
+    ['HTTP 400', false, new ProviderHttpError(400, '')],
+    ['HTTP 404', false, new ProviderHttpError(404, '')],
+    ['a timeout', true, new ProviderTimeoutError(10)],
+    ['a refused connection', true, new ProviderUnavailableError(new Error('ECONNREFUSED'))],
+    ['a caller abort', false, new ProviderAbortedError(new Error('x'))],
+    ['an unusable body', false, new ProviderResponseError('no data')],
+  ])('%s - retryable %p', (_what, retryable, err) => {
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err.retryable).toBe(retryable);
+  });
+
+  it('throws a client’s own subclasses when given them', async () => {
+    class MyHttpError extends ProviderHttpError {
+      override name = 'MyHttpError';
+    }
+    const err = await postJson({ url: 'http://p', apiKey: '', body: {}, timeoutMs: 1000, fetch: answering(502, 'bad gateway'), errors: { ...PROVIDER_ERRORS, http: MyHttpError } }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(MyHttpError);
+    expect(err).toMatchObject({ name: 'MyHttpError', status: 502, body: 'bad gateway', retryable: true });
+  });
+});
+
+describe('openAiUrl', () => {
+  it.each([
+    ['http://h:1/v1', 'embeddings', 'http://h:1/v1/embeddings'],
+    ['http://h:1/', 'embeddings', 'http://h:1/v1/embeddings'],
+    ['http://h:1/v1/embeddings', 'embeddings', 'http://h:1/v1/embeddings'],
+    ['http://h:1/v1/', 'chat/completions', 'http://h:1/v1/chat/completions'],
+    ['http://h:1', 'chat/completions', 'http://h:1/v1/chat/completions'],
+    ['http://h:1/openai/v1/chat/completions//', 'chat/completions', 'http://h:1/openai/v1/chat/completions'],
+  ])('%s + %s = %s', (url, route, want) => {
+    expect(openAiUrl(url, route)).toBe(want);
   });
 });

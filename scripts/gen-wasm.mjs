@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The WebAssembly kernel of libs/stores/src/embedded/simd-dot.ts is written as text in
 // simd-dot.wat beside it. This assembles that text with wabt (a devDependency: the runtime
-// never assembles) and writes the bytes into simd-dot.ts between the `gen:wasm` markers.
+// never assembles) and writes the bytes (base64) into simd-dot.ts between the `gen:wasm` markers.
 //   node scripts/gen-wasm.mjs           rewrite the bytes (`npm run gen:wasm`)
 //   node scripts/gen-wasm.mjs --check   fail when the committed bytes are not the .wat's (`npm test`)
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -27,13 +27,10 @@ async function assemble(name, text) {
   }
 }
 
-/** The generated region: a byte array, 16 bytes a line. */
+/** The generated region: the bytes, base64 (one line: the .wat is what a reader reads). */
 function render(bytes) {
-  const lines = [];
-  for (let i = 0; i < bytes.length; i += 16) {
-    lines.push(`  ${Array.from(bytes.subarray(i, i + 16), (b) => `0x${b.toString(16).padStart(2, '0')}`).join(', ')},`);
-  }
-  return `${BEGIN} (from simd-dot.wat by \`npm run gen:wasm\`; do not edit)\nconst KERNEL = Uint8Array.from([\n${lines.join('\n')}\n]);\n${END}`;
+  const b64 = Buffer.from(bytes).toString('base64');
+  return `${BEGIN} (from simd-dot.wat by \`npm run gen:wasm\`; do not edit)\nconst KERNEL = Uint8Array.from(Buffer.from('${b64}', 'base64'));\n${END}`;
 }
 
 const { values } = parseArgs({ options: { check: { type: 'boolean', default: false } } });

@@ -125,30 +125,16 @@ function sectionList(flag: string, v: string): Set<Section> {
   return new Set(names as Section[]);
 }
 
-/** The flags of `npm run bench`, for node:util's tokenizer. */
-const FLAGS = {
-  quick: { type: 'boolean' },
-  sizes: { type: 'string' },
-  queries: { type: 'string' },
-  reps: { type: 'string' },
-  seconds: { type: 'string' },
-  concurrency: { type: 'string' },
-  'throughput-nodes': { type: 'string' },
-  'ingest-docs': { type: 'string' },
-  'budget-queries': { type: 'string' },
-  'startup-runs': { type: 'string' },
-  only: { type: 'string' },
-  skip: { type: 'string' },
-  nats: { type: 'string' },
-  'no-nats': { type: 'boolean' },
-  madial: { type: 'string' },
-  out: { type: 'string' },
-  markdown: { type: 'boolean' },
-  profiles: { type: 'string' },
-  'docs-sizes': { type: 'string' },
-  'docs-queries': { type: 'string' },
-  from: { type: 'string' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
+/** The flags of `npm run bench` that take a value (`--flag value` or `--flag=value`). */
+const VALUE_FLAGS = ['sizes', 'queries', 'reps', 'seconds', 'concurrency', 'throughput-nodes', 'ingest-docs', 'budget-queries', 'startup-runs', 'only', 'skip', 'nats', 'madial', 'out', 'profiles', 'docs-sizes', 'docs-queries', 'from'];
+/** Its switches. */
+const SWITCHES = ['quick', 'no-nats', 'markdown'];
+
+/** The flags, for node:util's tokenizer. */
+const FLAGS: NonNullable<ParseArgsConfig['options']> = Object.fromEntries([
+  ...VALUE_FLAGS.map((name) => [name, { type: 'string' as const }]),
+  ...SWITCHES.map((name) => [name, { type: 'boolean' as const }]),
+]);
 
 /**
  * Parse the command line (`--flag value` or `--flag=value`).

@@ -61,42 +61,27 @@ export async function withGateway<T>(flags: Flags, env: Env, say: Say, fn: (url:
 
 const stderrSay: Say = (line) => process.stderr.write(`ctxmesh: ${line}\n`);
 
+const VALUE = { type: 'string' } as const;
+const SWITCH = { type: 'boolean' } as const;
+const HELP = { type: 'boolean', short: 'h' } as const;
+
 /** The options of every command that talks to a gateway ({@link withGateway}). */
-const GATEWAY_OPTIONS = {
-  url: { type: 'string' },
-  'api-key': { type: 'string' },
-} as const satisfies CommandOptions;
+const GATEWAY_OPTIONS = { url: VALUE, 'api-key': VALUE } as const satisfies CommandOptions;
 
 /** What a missing option value should look like, by option name (for the CLI's usage errors). */
 export const OPTION_HINTS: Readonly<Record<string, string>> = { url: '--url http://host:port or --url host:port' };
 
 /** `ctxmesh ingest` options (the flags of {@link INGEST_HELP}). */
-export const INGEST_OPTIONS = {
-  ...GATEWAY_OPTIONS,
-  user: { type: 'string' },
-  prefix: { type: 'string' },
-  concurrency: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies CommandOptions;
+export const INGEST_OPTIONS = { ...GATEWAY_OPTIONS, user: VALUE, prefix: VALUE, concurrency: VALUE, help: HELP } as const satisfies CommandOptions;
 
 /** `ctxmesh search` options (the flags of {@link SEARCH_HELP}). */
 export const SEARCH_OPTIONS = {
   ...GATEWAY_OPTIONS,
-  mode: { type: 'string' },
-  limit: { type: 'string' },
-  'max-tokens': { type: 'string' },
-  purpose: { type: 'string' },
-  target: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
+  ...{ mode: VALUE, limit: VALUE, 'max-tokens': VALUE, purpose: VALUE, target: VALUE, json: SWITCH, help: HELP },
 } as const satisfies CommandOptions;
 
 /** `ctxmesh dead-letters` options. */
-export const DEAD_LETTERS_OPTIONS = {
-  ...GATEWAY_OPTIONS,
-  limit: { type: 'string' },
-  json: { type: 'boolean' },
-} as const satisfies CommandOptions;
+export const DEAD_LETTERS_OPTIONS = { ...GATEWAY_OPTIONS, limit: VALUE, json: SWITCH } as const satisfies CommandOptions;
 
 /** `ctxmesh ingest --help`. */
 export const INGEST_HELP = `usage: ctxmesh ingest <dir> [options]

@@ -136,6 +136,18 @@ const FLAGS: NonNullable<ParseArgsConfig['options']> = Object.fromEntries([
   ...SWITCHES.map((name) => [name, { type: 'boolean' as const }]),
 ]);
 
+/** The flags that set one positive-integer option. */
+const POSITIVE_INT_FLAGS: Readonly<Record<string, 'queries' | 'reps' | 'throughputSeconds' | 'throughputNodes' | 'ingestDocs' | 'budgetQueries' | 'startupRuns' | 'docsQueries'>> = {
+  '--queries': 'queries',
+  '--reps': 'reps',
+  '--seconds': 'throughputSeconds',
+  '--throughput-nodes': 'throughputNodes',
+  '--ingest-docs': 'ingestDocs',
+  '--budget-queries': 'budgetQueries',
+  '--startup-runs': 'startupRuns',
+  '--docs-queries': 'docsQueries',
+};
+
 /**
  * Parse the command line (`--flag value` or `--flag=value`).
  * @param env NATS_URL and MADIAL_DIR defaults
@@ -178,36 +190,19 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     if (t.kind === 'option-terminator') throw new UsageError(`unknown flag '--'`);
     const flag = t.rawName;
     const value = () => t.value;
+    if (Object.hasOwn(POSITIVE_INT_FLAGS, flag)) {
+      o[POSITIVE_INT_FLAGS[flag]!] = posInt(flag, value());
+      if (flag === '--reps') o.repsLarge = Math.min(o.repsLarge, o.reps);
+      continue;
+    }
     switch (flag) {
       case '--quick':
         break;
       case '--sizes':
         o.sizes = intList(flag, value() ?? '').sort((a, b) => a - b);
         break;
-      case '--queries':
-        o.queries = posInt(flag, value());
-        break;
-      case '--reps':
-        o.reps = posInt(flag, value());
-        o.repsLarge = Math.min(o.repsLarge, o.reps);
-        break;
-      case '--seconds':
-        o.throughputSeconds = posInt(flag, value());
-        break;
       case '--concurrency':
         o.concurrencies = intList(flag, value() ?? '');
-        break;
-      case '--throughput-nodes':
-        o.throughputNodes = posInt(flag, value());
-        break;
-      case '--ingest-docs':
-        o.ingestDocs = posInt(flag, value());
-        break;
-      case '--budget-queries':
-        o.budgetQueries = posInt(flag, value());
-        break;
-      case '--startup-runs':
-        o.startupRuns = posInt(flag, value());
         break;
       case '--only':
         o.sections = sectionList(flag, value() ?? '');
@@ -239,9 +234,6 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       }
       case '--docs-sizes':
         o.docsSizes = intList(flag, value() ?? '').sort((a, b) => a - b);
-        break;
-      case '--docs-queries':
-        o.docsQueries = posInt(flag, value());
         break;
       case '--from':
         from = resolve(value() ?? '');

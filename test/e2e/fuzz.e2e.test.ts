@@ -107,7 +107,29 @@ const leaf: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: HUGE },
 );
 
+/**
+ * Filter-shaped trees: known and unknown ops and fields, conds that are nodes, values or
+ * neither (a `null` inside an `and` once reached `null.op` in the gateway: a 500).
+ */
+const filterTree: fc.Arbitrary<unknown> = fc.letrec<{ node: unknown }>((tie) => ({
+  node: fc.oneof(
+    { depthSize: 'small' },
+    leaf,
+    fc.record(
+      {
+        op: fc.constantFrom('and', 'or', 'must', 'must_not', 'range', 'time_range', 'prefix', 'contains', 'near'),
+        field: fc.oneof(fc.constantFrom('context_type', 'uri', 'level', 'updated_at', 'created_at', 'search_tags', 'owner'), leaf),
+        conds: fc.oneof(fc.array(tie('node'), { maxLength: 3 }), leaf),
+        gte: leaf,
+        lte: leaf,
+      },
+      { requiredKeys: ['op'] },
+    ),
+  ),
+})).node;
+
 const value: fc.Arbitrary<unknown> = fc.oneof(
+  { weight: 1, arbitrary: filterTree },
   { weight: 6, arbitrary: leaf },
   { weight: 1, arbitrary: fc.array(leaf, { maxLength: 6 }) },
   { weight: 1, arbitrary: fc.dictionary(fc.oneof(MEANINGFUL, fc.string({ maxLength: 8 })), leaf, { maxKeys: 4 }) },
@@ -139,6 +161,11 @@ const bodyFor = (route: Route): fc.Arbitrary<unknown> => {
         return o;
       }),
     });
+  }
+  if (route.base && route.fields.includes('filter')) {
+    // A valid body whose filter is a fuzzed tree.
+    const base = route.base;
+    arms.push({ weight: 4, arbitrary: filterTree.map((filter) => ({ ...base, filter })) });
   }
   return fc.oneof(...arms);
 };

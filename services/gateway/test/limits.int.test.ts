@@ -50,6 +50,20 @@ describe('gateway limits', () => {
     expect(res.json().error.message).toContain('at most 32 levels');
   });
 
+  // Regression: a filter node that is not an object inside an "and" made the gateway's
+  // flattening of nested ands read `null.op` (a 500) before the filter was checked.
+  it.each([
+    [{ op: 'and', conds: [null] }, 'filter.conds[0]'],
+    [{ op: 'and', conds: [{ op: 'and', conds: [7] }] }, 'filter.conds[0].conds[0]'],
+    [{ op: 'and', conds: ['x', { op: 'must', field: 'context_type', conds: ['memory'] }] }, 'filter.conds[0]'],
+  ])('POST /api/v1/search/find filter %j - a node that is not an object - 400 naming where', async (filter, where) => {
+    for (const url of ['/api/v1/search/find', '/api/v1/search/search']) {
+      const res = await post(url, { query: 'x', filter, ...(url.endsWith('search') ? { mode: 'context' } : {}) });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.message).toContain(`${where}: a filter node must be an object`);
+    }
+  });
+
   // Regression (issue 12, item 3): a 1 MB query and a 100,000-character workspace were accepted.
   it.each([
     ['/api/v1/search/find', { query: 'q'.repeat(500_000) }, 'body.query', 32768],

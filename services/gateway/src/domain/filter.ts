@@ -150,9 +150,10 @@ export interface FilterInputs {
 /** AND of `conds` with nested ANDs flattened; one condition bare; none → null. */
 export function andAll(conds: readonly FilterNode[]): FilterNode | null {
   const flat: FilterNode[] = [];
+  const isNode = (n: unknown): n is FilterNode => n !== null && typeof n === 'object' && !Array.isArray(n);
   const push = (n: FilterNode) => {
-    // A client-sent {"op":"and"} without a list is passed on untouched for the store to judge.
-    if (n.op === 'and' && Array.isArray(n.conds)) n.conds.forEach(push);
+    // A client-sent {"op":"and"} without a list of nodes is passed on untouched for the check to judge.
+    if (isNode(n) && n.op === 'and' && Array.isArray(n.conds) && n.conds.every(isNode)) n.conds.forEach(push);
     else flat.push(n);
   };
   conds.forEach(push);

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { gatherCandidates, planQueries, type GatherParams, type SearchCall, type SearchLists } from '@ctxmesh/kernel';
 import { DomainError, RequestValidationError, toDomainError } from './errors';
 import type { Identity } from './headers';
@@ -409,6 +410,55 @@ describe('validateFindBody', () => {
     expect(outcome(() => validateFindBody({ query: 'q', as_of: 'soon', filter: bad }, dev))[2]).toMatch(/body\.as_of/);
     expect(outcome(() => search({ query: 'q', mode: 'context', as_of: 'soon', filter: bad }))[2]).toMatch(/body\.as_of/);
     expect(outcome(() => search({ query: 'q', mode: 'context', filter: bad }))[2]).toMatch(/^filter: unsupported filter field "colour"/);
+  });
+});
+
+describe('any filter tree', () => {
+  // Regression: a node that is not an object inside an "and" reached `null.op` while nested
+  // ands were flattened (a TypeError: HTTP 500). Every tree is accepted or a 400, never a throw
+  // of anything else.
+  const leaf = fc.oneof(fc.constant(null), fc.integer(), fc.string({ maxLength: 6 }), fc.boolean(), fc.constant([]), fc.constant({}), fc.constantFrom('memory', '2026-01-01', 'viking://resources'));
+  const tree = fc.letrec<{ node: unknown }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small' },
+      leaf,
+      fc.record(
+        {
+          op: fc.constantFrom('and', 'or', 'must', 'must_not', 'range', 'time_range', 'prefix', 'near'),
+          field: fc.oneof(fc.constantFrom('context_type', 'uri', 'level', 'updated_at', 'search_tags', 'colour'), leaf),
+          conds: fc.oneof(fc.array(tie('node'), { maxLength: 3 }), leaf),
+          gte: leaf,
+          lte: leaf,
+        },
+        { requiredKeys: ['op'] },
+      ),
+    ),
+  })).node;
+  const settles = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (e) {
+      if (!(e instanceof RequestValidationError || e instanceof DomainError)) throw e;
+      expect(e.status).toBe(400);
+    }
+  };
+
+  it('is accepted or answered 400 by find, list and context mode', () => {
+    fc.assert(
+      fc.property(tree, fc.option(fc.constantFrom('memory', 'resource'), { nil: undefined }), (filter, contextType) => {
+        settles(() => validateFindBody({ query: 'q', filter, context_type: contextType }, dev));
+        settles(() => search({ query: 'q', filter, context_type: contextType }));
+        settles(() => search({ query: 'q', mode: 'context', filter, context_type: contextType }));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    [{ op: 'and', conds: [null] }, 'filter.conds[0]'],
+    [{ op: 'and', conds: [{ op: 'and', conds: [7] }] }, 'filter.conds[0].conds[0]'],
+  ])('names where a node that is not an object sits in the client\'s tree: %j', (filter, where) => {
+    expect(outcome(() => validateFindBody({ query: 'q', filter, context_type: 'memory' }, dev))).toEqual([400, 'INVALID_ARGUMENT', `${where}: a filter node must be an object`]);
   });
 });
 

@@ -262,7 +262,11 @@ function filterOf(v: Values, nowMs: number): FilterNode | null {
  * check of a body: gathering used to run this check, after the gateway's, so a body with
  * several problems still reports the same one first.
  */
-function checkedLast(compiled: FilterNode | null): FilterNode | null {
+function checkedLast(compiled: FilterNode | null, v: Values): FilterNode | null {
+  // The client's own tree first, so a problem in it is named by the client's path (the
+  // effective filter flattens nested ands and appends the other conditions).
+  const own = v.filter;
+  if (own !== null && own !== undefined && !(typeof own === 'object' && Object.keys(own).length === 0)) checkFilter(own);
   return compiled === null ? null : checkFilter(compiled);
 }
 
@@ -291,7 +295,7 @@ function listParams(v: Values, ctx: RequestContext): FindParams {
     query,
     imageUrl,
     targetUris,
-    filter: checkedLast(compiled),
+    filter: checkedLast(compiled, v),
     limit: limitOf(v),
     scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
     includeProvenance: (v.include_provenance as boolean | undefined) ?? false,
@@ -347,7 +351,7 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
   return {
     query: (v.query as string | undefined) ?? '',
     imageUrl,
-    filter: checkedLast(compiled),
+    filter: checkedLast(compiled, v),
     limit: limitOf(v),
     scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
     sessionId: (v.session_id as string | null | undefined) ?? null,

@@ -37,6 +37,51 @@ describe('VectorRows', () => {
     expect(Array.from(simd.get(42))).toEqual(Array.from(js.get(42)));
   });
 
+  it('approximates unit-vector dot products from the int8 copies within a few thousandths, across kernel calls and growth', () => {
+    const dim = 256;
+    const rows = new VectorRows(dim, true);
+    expect(rows.quantized).toBe(true);
+    let seed = 11;
+    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+    const unitVec = () => {
+      // Sparse-ish and signed, like the hashed lexical vectors, or dense.
+      const v = Float32Array.from({ length: dim }, () => (rnd() > 0.3 ? 0 : rnd()));
+      const n = Math.hypot(...v) || 1;
+      return v.map((x) => x / n);
+    };
+    const n = 9000;
+    for (let r = 0; r < n; r++) {
+      rows.ensure(r + 1);
+      rows.set(r, unitVec());
+    }
+    rows.set(17, new Float32Array(dim)); // a zero vector scores 0
+    const exact = new Float32Array(n);
+    const approx = new Float32Array(n);
+    for (let t = 0; t < 5; t++) {
+      const q = unitVec();
+      rows.dots(q, 0, n, exact);
+      rows.approxDots(q, 5, n, approx);
+      let worst = 0;
+      for (let r = 5; r < n; r++) worst = Math.max(worst, Math.abs(approx[r]! - exact[r]!));
+      expect(worst).toBeLessThan(0.01);
+      expect(approx[17]).toBe(0);
+      expect(approx[0]).toBe(0); // outside [lo, hi): untouched
+    }
+  });
+
+  it('scans exactly where the int8 kernel does not apply (no SIMD, or a dimension that is not a multiple of 16)', () => {
+    for (const rows of [new VectorRows(32, false), new VectorRows(20, true)]) {
+      expect(rows.quantized).toBe(false);
+      const v = Float32Array.from({ length: rows.dim }, (_, i) => (i % 3) - 1);
+      rows.set(0, v);
+      const exact = new Float32Array(1);
+      const approx = new Float32Array(1);
+      rows.dots(v, 0, 1, exact);
+      rows.approxDots(v, 0, 1, approx);
+      expect(approx[0]).toBe(exact[0]);
+    }
+  });
+
   it('falls back to JavaScript for a dimension that is not a multiple of 4', () => {
     const rows = new VectorRows(6, true);
     expect(rows.accelerated).toBe(false);

@@ -24,7 +24,7 @@ const WA = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
  * `npm run gen:wasm` writes the bytes below and `npm test` checks that they match the text.
  */
 // gen:wasm begin (from simd-dot.wat by `npm run gen:wasm`; do not edit)
-const KERNEL = Uint8Array.from(Buffer.from('AGFzbQEAAAABCQFgBX9/f39/AAMCAQAFAwEAAQcOAgNtZW0CAARkb3RzAAAKpAEBoQEDA38BewF/IANBAnQhCSABIQdBACEFAkADQCAFIAJPDQH9DAAAAAAAAAAAAAAAAAAAAAAhCEEAIQYCQANAIAYgCU8NASAIIAcgBmr9AAIAIAAgBmr9AAIA/eYB/eQBIQggBkEQaiEGDAALCyAEIAj9HwAgCP0fAZIgCP0fApIgCP0fA5I4AgAgBEEEaiEEIAcgCWohByAFQQFqIQUMAAsLCw==', 'base64'));
+const KERNEL = Uint8Array.from(Buffer.from('AGFzbQEAAAABCQFgBX9/f39/AAMDAgAABQMBAAEHFgMDbWVtAgAEZG90cwAABWRvdHM4AAEK4AICoQEDA38BewF/IANBAnQhCSABIQdBACEFAkADQCAFIAJPDQH9DAAAAAAAAAAAAAAAAAAAAAAhCEEAIQYCQANAIAYgCU8NASAIIAcgBmr9AAIAIAAgBmr9AAIA/eYB/eQBIQggBkEQaiEGDAALCyAEIAj9HwAgCP0fAZIgCP0fApIgCP0fA5I4AgAgBEEEaiEEIAcgCWohByAFQQFqIQUMAAsLC7oBAgN/A3sgASEHQQAhBQJAA0AgBSACTw0B/QwAAAAAAAAAAAAAAAAAAAAAIQhBACEGAkADQCAGIANPDQEgByAGav0AAAAhCSAAIAZq/QAAACEKIAggCf2HASAK/YcB/boB/a4BIQggCCAJ/YgBIAr9iAH9ugH9rgEhCCAGQRBqIQYMAAsLIAQgCP0bACAI/RsBaiAI/RsCIAj9GwNqajYCACAEQQRqIQQgByADaiEHIAVBAWohBQwACwsL', 'base64'));
 // gen:wasm end
 
 let compiled: object | null | undefined;
@@ -48,14 +48,44 @@ const Q_BYTES = 16384;
 const OUT_ROWS = 4096;
 const ROWS_AT = Q_BYTES + OUT_ROWS * 4;
 
+/** Bytes reserved for the int8 query in the quantised copy's memory. */
+const Q8_BYTES = 4096;
+const ROWS8_AT = Q8_BYTES + OUT_ROWS * 4;
+
+type Kernel = { mem: WasmMemory; dots: (q: number, base: number, rows: number, dim: number, out: number) => void; dots8: (q: number, base: number, rows: number, dim: number, out: number) => void };
+
 /**
- * Growable row-major store of float32 vectors of one dimension, with {@link dots}.
- * Rows are addressed by slot; capacity doubles as rows are added.
+ * Symmetric int8 quantisation of `v` into `out` (each component × 127 / max |component|,
+ * rounded). @returns the factor that turns an integer dot product back into this vector's
+ * share of the float one (max |component| / 127; 0 for a zero vector)
+ */
+export function quantize8(v: ArrayLike<number>, out: Int8Array, at = 0): number {
+  let m = 0;
+  for (let i = 0; i < v.length; i++) m = Math.max(m, Math.abs(v[i]!));
+  if (!(m > 0) || !Number.isFinite(m)) {
+    out.fill(0, at, at + v.length);
+    return 0;
+  }
+  const k = 127 / m;
+  for (let i = 0; i < v.length; i++) out[at + i] = Math.round(v[i]! * k);
+  return m / 127;
+}
+
+/**
+ * Growable row-major store of float32 vectors of one dimension, with {@link dots}, and an int8
+ * copy of every row for {@link approxDots}: a scan that reads a quarter of the bytes (a scan
+ * of many rows is bound by memory, not arithmetic), for picking candidates that are then
+ * scored exactly. Rows are addressed by slot; capacity doubles as rows are added.
  */
 export class VectorRows {
-  private readonly wasm: { mem: WasmMemory; dots: (q: number, base: number, rows: number, dim: number, out: number) => void } | null;
+  private readonly wasm: Kernel | null;
+  /** The int8 copy's instance (its own memory), when the dimension suits its kernel. */
+  private readonly wasm8: Kernel | null;
   private js: Float32Array;
   private f32!: Float32Array;
+  private i8!: Int8Array;
+  /** Per row: the factor of its int8 copy (see {@link quantize8}). */
+  private scale8 = new Float32Array(0);
   private capacity = 0;
 
   /** @param simd use the WebAssembly kernel when available; @default true */
@@ -64,14 +94,9 @@ export class VectorRows {
     simd = true,
   ) {
     const mod = simd && dim % 4 === 0 && dim * 4 <= Q_BYTES ? kernelModule() : null;
-    if (mod && WA) {
-      const inst = new WA.Instance(mod, {});
-      this.wasm = inst.exports as unknown as VectorRows['wasm'] & object;
-      this.js = new Float32Array(0);
-    } else {
-      this.wasm = null;
-      this.js = new Float32Array(0);
-    }
+    this.js = new Float32Array(0);
+    this.wasm = mod && WA ? (new WA.Instance(mod, {}).exports as unknown as Kernel) : null;
+    this.wasm8 = mod && WA && dim % 16 === 0 && dim <= Q8_BYTES ? (new WA.Instance(mod, {}).exports as unknown as Kernel) : null;
     // Small at first: a file may hold many small accounts, each with its own shard.
     this.ensure(32);
   }
@@ -92,6 +117,15 @@ export class VectorRows {
       if (need > have) this.wasm.mem.grow(Math.ceil((need - have) / PAGE));
       // grow() detaches the old buffer: views must be recreated.
       this.f32 = new Float32Array(this.wasm.mem.buffer);
+      if (this.wasm8) {
+        const need8 = ROWS8_AT + cap * this.dim;
+        const have8 = this.wasm8.mem.buffer.byteLength;
+        if (need8 > have8) this.wasm8.mem.grow(Math.ceil((need8 - have8) / PAGE));
+        this.i8 = new Int8Array(this.wasm8.mem.buffer);
+        const scales = new Float32Array(cap);
+        scales.set(this.scale8);
+        this.scale8 = scales;
+      }
     } else {
       const next = new Float32Array(cap * this.dim);
       next.set(this.js);
@@ -104,6 +138,35 @@ export class VectorRows {
   set(slot: number, v: Float32Array): void {
     if (this.wasm) this.f32.set(v, ROWS_AT / 4 + slot * this.dim);
     else this.js.set(v, slot * this.dim);
+    if (this.wasm8) this.scale8[slot] = quantize8(v, this.i8, ROWS8_AT + slot * this.dim);
+  }
+
+  /** True when {@link approxDots} scans the int8 copy (else it is {@link dots}, exact). */
+  get quantized(): boolean {
+    return this.wasm8 !== null;
+  }
+
+  /**
+   * Approximate dot products of `q` with rows `[lo, hi)` from the int8 copies of both, written
+   * to `out[lo..hi)`. For unit vectors the error is a few thousandths: enough to pick the
+   * candidates of a top-k that {@link dot} then scores exactly. Exact ({@link dots}) where the
+   * int8 kernel is unavailable.
+   */
+  approxDots(q: Float32Array, lo: number, hi: number, out: Float32Array): void {
+    const k8 = this.wasm8;
+    if (!k8) {
+      this.dots(q, lo, hi, out);
+      return;
+    }
+    const d = this.dim;
+    const qScale = quantize8(q, this.i8, 0);
+    const res = new Int32Array(k8.mem.buffer, Q8_BYTES, OUT_ROWS);
+    const scales = this.scale8;
+    for (let start = lo; start < hi; start += OUT_ROWS) {
+      const n = Math.min(OUT_ROWS, hi - start);
+      k8.dots8(0, ROWS8_AT + start * d, n, d, Q8_BYTES);
+      for (let i = 0; i < n; i++) out[start + i] = res[i]! * qScale * scales[start + i]!;
+    }
   }
 
   /** Copy of row `slot`. */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AwaitDoneAbortedError, type BusMessage, type ConsumeOptions, type Consumer, type Delivery, type EventBus } from '../ports/event-bus';
+import { AwaitDoneAbortedError, type BatchConsumeOptions, type BusMessage, type ConsumeOptions, type Consumer, type Delivery, type EventBus } from '../ports/event-bus';
 
 /** What an adapter's test provides to the suite. */
 export interface EventBusHarness {
@@ -330,6 +330,89 @@ export function describeEventBusContract(name: string, make: () => Promise<Event
 
     it('answers ping', async () => {
       await expect(h.bus.ping()).resolves.toBe(true);
+    });
+
+    const consumeBatches = async (opts: BatchConsumeOptions, handler: (ds: Delivery[]) => Promise<void>): Promise<Consumer> => {
+      const c = await h.bus.consumeBatches(opts, handler);
+      consumers.push(c);
+      return c;
+    };
+    const ids = (ds: Delivery[]): string[] => ds.map((d) => d.message.id);
+
+    it('consumeBatches: hands a burst over in batches of at most maxBatch, one message per key, in stream order', async () => {
+      const subject = h.subject('batches');
+      // Published before the consumer starts, so the whole burst is waiting for it.
+      for (let i = 1; i <= 3; i++) for (const k of ['a', 'b', 'c', 'd']) await h.bus.publish(msg(subject, `${k}${i}`, `key-${k}`));
+      const batches: string[][] = [];
+      // A long wait: a batch leaves only when full, so the split does not depend on timing.
+      await consumeBatches({ ...options(subject), maxBatch: 4, maxWaitMs: 10_000 }, async (ds) => {
+        batches.push(ids(ds));
+        await Promise.all(ds.map((d) => d.ack()));
+      });
+      await waitFor(() => batches.flat().length === 12, 'twelve deliveries');
+      expect(batches).toEqual([
+        ['a1', 'b1', 'c1', 'd1'],
+        ['a2', 'b2', 'c2', 'd2'],
+        ['a3', 'b3', 'c3', 'd3'],
+      ]);
+    });
+
+    it('consumeBatches: hands over what is ready once a batch has waited maxWaitMs', async () => {
+      const subject = h.subject('batch-wait');
+      const batches: string[][] = [];
+      await consumeBatches({ ...options(subject), maxBatch: 64, maxWaitMs: 20 }, async (ds) => {
+        batches.push(ids(ds));
+        await Promise.all(ds.map((d) => d.ack()));
+      });
+      await h.bus.publish(msg(subject, 'w-1', 'k1'));
+      await h.bus.publish(msg(subject, 'w-2', 'k2'));
+      await waitFor(() => batches.flat().length === 2, 'both messages');
+      expect(batches.flat().sort()).toEqual(['w-1', 'w-2']);
+    });
+
+    it('consumeBatches: settles each message on its own; a handler that throws retries only those it left unsettled, before their keys move on', async () => {
+      const subject = h.subject('batch-fail');
+      const log: string[] = [];
+      await h.bus.publish(msg(subject, 'f-ok', 'k-ok'));
+      await h.bus.publish(msg(subject, 'f-nak', 'k-nak'));
+      await h.bus.publish(msg(subject, 'f-throw', 'k-throw'));
+      await h.bus.publish(msg(subject, 'f-throw-next', 'k-throw'));
+      await consumeBatches({ ...options(subject), maxBatch: 3, maxWaitMs: 200 }, async (ds) => {
+        log.push(ds.map((d) => `${d.message.id}#${d.attempt}`).join(','));
+        for (const d of ds) {
+          if (d.message.id === 'f-ok') await d.ack();
+          if (d.message.id === 'f-nak' && d.attempt === 1) await d.nak(10);
+        }
+        if (ds.some((d) => d.attempt === 1 && d.message.id === 'f-throw')) throw new Error('store down');
+        await Promise.all(ds.map((d) => d.ack()));
+      });
+      await waitFor(() => log.join(',').includes('f-throw-next#1'), 'the message behind the failed one');
+      // f-ok was acked in the failed batch and never comes back; the others retry (attempt 2)
+      // before anything later of their keys.
+      const seen = log.join(',').split(',');
+      expect(seen.filter((x) => x.startsWith('f-ok'))).toEqual(['f-ok#1']);
+      expect(seen.filter((x) => x.startsWith('f-nak'))).toEqual(['f-nak#1', 'f-nak#2']);
+      expect(seen.filter((x) => x.startsWith('f-throw'))).toEqual(['f-throw#1', 'f-throw#2', 'f-throw-next#1']);
+      expect(log[0]).toBe('f-ok#1,f-nak#1,f-throw#1');
+    });
+
+    it('consumeBatches: dead-letters the poisoned message of a batch alone; its neighbours are applied', async () => {
+      const subject = h.subject('batch-poison');
+      const acked: string[] = [];
+      const bad = `bp-bad-${randomUUID()}`;
+      for (const [id, k] of [['bp-1', 'k1'], [bad, 'k2'], ['bp-3', 'k3']] as const) await h.bus.publish(msg(subject, id, k));
+      await consumeBatches({ ...options(subject, { maxDeliver: 2 }), maxBatch: 3, maxWaitMs: 200 }, async (ds) => {
+        for (const d of ds) {
+          if (d.message.id.startsWith('bp-bad')) continue;
+          acked.push(d.message.id);
+          await d.ack();
+        }
+        if (ds.some((d) => d.message.id.startsWith('bp-bad'))) throw new Error('cannot index bp-bad');
+      });
+      await waitFor(async () => (await h.bus.deadLetters(1000)).some((x) => x.message.id === bad), 'the dead letter');
+      expect(acked.sort()).toEqual(['bp-1', 'bp-3']);
+      const dl = (await h.bus.deadLetters(1000)).find((x) => x.message.id === bad)!;
+      expect(dl).toMatchObject({ error: 'cannot index bp-bad', attempts: 2 });
     });
   });
 }

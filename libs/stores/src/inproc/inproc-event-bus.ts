@@ -1,6 +1,9 @@
 import { EventEmitter } from 'node:events';
 import {
   AwaitDoneAbortedError,
+  DEFAULT_BATCH_WAIT_MS,
+  DEFAULT_MAX_BATCH,
+  type BatchConsumeOptions,
   type BusMessage,
   type ConsumeOptions,
   type Consumer,
@@ -11,7 +14,7 @@ import {
   type PublishOptions,
   type WriteReceipt,
 } from '../ports/event-bus';
-import { KeyedDispatcher, type TransportDelivery } from './keyed-dispatcher';
+import { KeyedDispatcher, type KeyedDispatcherOptions, type TransportDelivery } from './keyed-dispatcher';
 import { invalidSubject, subjectMatches } from './subjects';
 
 /** Options of {@link InProcEventBus}. */
@@ -132,6 +135,16 @@ export class InProcEventBus implements EventBus {
 
   /** {@inheritDoc EventBus.consume} */
   async consume(opts: ConsumeOptions, handler: (d: Delivery) => Promise<void>): Promise<Consumer> {
+    return this.subscribe(opts, (o) => new KeyedDispatcher(handler, o));
+  }
+
+  /** {@inheritDoc EventBus.consumeBatches} */
+  async consumeBatches(opts: BatchConsumeOptions, handler: (batch: Delivery[]) => Promise<void>): Promise<Consumer> {
+    const batch = { maxBatch: opts.maxBatch ?? DEFAULT_MAX_BATCH, maxWaitMs: opts.maxWaitMs ?? DEFAULT_BATCH_WAIT_MS };
+    return this.subscribe({ ...opts, concurrency: opts.concurrency ?? 1 }, (o) => new KeyedDispatcher(handler, { ...o, batch }));
+  }
+
+  private async subscribe(opts: ConsumeOptions, makeDispatcher: (o: Omit<KeyedDispatcherOptions, 'batch'>) => KeyedDispatcher): Promise<Consumer> {
     if (this.closed) throw new InProcBusError('bus is closed');
     let d = this.durables.get(opts.durable);
     if (d === undefined) {
@@ -155,7 +168,7 @@ export class InProcEventBus implements EventBus {
       d.ackWaitMs = opts.ackWaitMs;
     }
     const durable = d;
-    const dispatcher = new KeyedDispatcher(handler, {
+    const dispatcher = makeDispatcher({
       maxDeliver: opts.maxDeliver,
       ackWaitMs: opts.ackWaitMs,
       concurrency: opts.concurrency ?? 8,

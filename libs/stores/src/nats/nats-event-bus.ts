@@ -17,10 +17,13 @@ import {
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { headers, nanos, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { KeyedDispatcher, type TransportDelivery } from '../inproc/keyed-dispatcher';
+import { KeyedDispatcher, type KeyedDispatcherOptions, type TransportDelivery } from '../inproc/keyed-dispatcher';
 import { subjectMatches } from '../inproc/subjects';
 import {
   AwaitDoneAbortedError,
+  DEFAULT_BATCH_WAIT_MS,
+  DEFAULT_MAX_BATCH,
+  type BatchConsumeOptions,
   type BusMessage,
   type ConsumeOptions,
   type Consumer,
@@ -248,6 +251,22 @@ export class NatsEventBus implements EventBus {
 
   /** {@inheritDoc EventBus.consume} */
   async consume(opts: ConsumeOptions, handler: (d: Delivery) => Promise<void>): Promise<Consumer> {
+    return this.subscribe(opts, this.opts.pullBatch ?? 64, (o) => new KeyedDispatcher(handler, o));
+  }
+
+  /**
+   * {@inheritDoc EventBus.consumeBatches}
+   *
+   * The pull consumer asks the server for at least `maxBatch` messages at a time, so a burst
+   * reaches the dispatcher in as few pulls as the batches it forms.
+   */
+  async consumeBatches(opts: BatchConsumeOptions, handler: (batch: Delivery[]) => Promise<void>): Promise<Consumer> {
+    const batch = { maxBatch: opts.maxBatch ?? DEFAULT_MAX_BATCH, maxWaitMs: opts.maxWaitMs ?? DEFAULT_BATCH_WAIT_MS };
+    const pull = Math.max(this.opts.pullBatch ?? 64, 2 * batch.maxBatch);
+    return this.subscribe({ ...opts, concurrency: opts.concurrency ?? 1 }, pull, (o) => new KeyedDispatcher(handler, { ...o, batch }));
+  }
+
+  private async subscribe(opts: ConsumeOptions, pullBatch: number, makeDispatcher: (o: Omit<KeyedDispatcherOptions, 'batch'>) => KeyedDispatcher): Promise<Consumer> {
     const stream = this.opts.stream;
     // filter_subjects needs nats-server 2.10; on older servers a multi-subject durable reads the
     // whole stream and acks what it does not want (each durable has its own ack state).
@@ -274,7 +293,7 @@ export class NatsEventBus implements EventBus {
       await this.jsm.consumers.add(stream, config);
     }
     const onError = this.opts.onError;
-    const dispatcher = new KeyedDispatcher(handler, {
+    const dispatcher = makeDispatcher({
       maxDeliver: opts.maxDeliver,
       ackWaitMs: opts.ackWaitMs,
       concurrency: opts.concurrency ?? 8,
@@ -283,7 +302,7 @@ export class NatsEventBus implements EventBus {
       onError: (err, seq) => onError?.(err, `${opts.durable} seq ${seq}`),
     });
     const consumer = await this.js.consumers.get(stream, opts.durable);
-    const messages: ConsumerMessages = await consumer.consume({ max_messages: this.opts.pullBatch ?? 64 });
+    const messages: ConsumerMessages = await consumer.consume({ max_messages: pullBatch });
     const wanted = (subject: string): boolean => serverFilters || opts.subjects.some((f) => subjectMatches(f, subject));
     const pump = (async () => {
       try {

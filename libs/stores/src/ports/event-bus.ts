@@ -117,6 +117,27 @@ export interface ConsumeOptions {
   retryDelayMs?: number;
 }
 
+/** Default most messages in one batch of {@link EventBus.consumeBatches}. */
+export const DEFAULT_MAX_BATCH = 64;
+/** Default wait for a batch to fill, ms ({@link BatchConsumeOptions.maxWaitMs}). */
+export const DEFAULT_BATCH_WAIT_MS = 5;
+
+/** Options of {@link EventBus.consumeBatches}. */
+export interface BatchConsumeOptions extends ConsumeOptions {
+  /**
+   * Batches handled at once (overrides {@link ConsumeOptions.concurrency}, which counts handler
+   * calls). @default 1
+   */
+  concurrency?: number;
+  /** Most messages in one batch (at most one per key). @default 64 */
+  maxBatch?: number;
+  /**
+   * How long a batch that is not full waits for more messages, ms from when its oldest message
+   * became ready; 0 hands over whatever is ready as soon as a batch slot is free. @default 5
+   */
+  maxWaitMs?: number;
+}
+
 /** Publish options. */
 export interface PublishOptions {
   /** Give up waiting for the stream's acknowledgement after this many ms (relative, NATS-style). */
@@ -154,6 +175,14 @@ export interface EventBus {
    * dead-letter after `maxDeliver` attempts with the error text.
    */
   consume(opts: ConsumeOptions, handler: (d: Delivery) => Promise<void>): Promise<Consumer>;
+  /**
+   * {@link consume}, handing the handler batches: the head message of each of up to `maxBatch`
+   * keys, in stream order, so a key's messages still reach the handler one at a time and in
+   * order. Every delivery of a batch is settled on its own (ack, nak, deadLetter), exactly as a
+   * delivery of {@link consume}; when the handler throws, each delivery it had not settled counts
+   * as failed (retried, or dead-lettered on its last attempt) and the settled ones stay settled.
+   */
+  consumeBatches(opts: BatchConsumeOptions, handler: (batch: Delivery[]) => Promise<void>): Promise<Consumer>;
   /** Announce that a message was handled. */
   notifyDone(notice: DoneNotice): Promise<void>;
   /**

@@ -24,7 +24,7 @@ import { QdrantVectorIndex } from '../src/qdrant/qdrant-vector-index';
 import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from '../src/qdrant/reads';
 import { createCollectionBody, payloadIndexBodies, P } from '../src/qdrant/schema';
 import { batchBody, planSearch, vectorsByIdBody } from '../src/qdrant/search';
-import { commitBody, currentVersionBody, deleteBody, deleteCountBody, stageBodies } from '../src/qdrant/writes';
+import { commitBody, currentVersionBody, currentVersionsBody, deleteBody, deleteCountBody, stageBatchBodies, stageBodies } from '../src/qdrant/writes';
 import { ModelError, QdrantModel } from './qdrant-model';
 
 const QDRANT_URL = process.env.QDRANT_URL;
@@ -221,6 +221,33 @@ describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL
     expect((seen[1]!.body as { points: Array<{ id: string }> }).points.map((p) => p.id)).toEqual(records.map((r) => pointId('acme', r.uri, 'h2')));
     expect(seen[2]!.query.wait).toBe('true');
     expect(seen[2]!.body).toEqual(wire(commitBody('acme', 'viking://resources/guide/intro.md', 'h2', records.map((r) => r.uri))));
+  });
+
+  it('replaceDocuments: one scroll for the stored versions, the changed documents staged together, one commit batch', async () => {
+    const index = await openAgainst(fake);
+    const doc = (name: string, hash: string) => ({ docUri: `viking://resources/guide/${name}.md`, records: [sampleRecord({ uri: `viking://resources/guide/${name}.md`, docUri: `viking://resources/guide/${name}.md`, contentHash: hash })] });
+    const [a, b, c] = [doc('a', 'ha2'), doc('b', 'hb1'), doc('c', 'hc1')];
+    fake
+      .on('POST', `${collectionPath}/points/scroll`, {
+        result: {
+          points: [
+            { id: 'a-old', payload: { [P.docUri]: a.docUri, [P.version]: 'ha1', [P.state]: 'live' } },
+            { id: 'b-live', payload: { [P.docUri]: b.docUri, [P.version]: 'hb1', [P.state]: 'live' } },
+          ],
+          next_page_offset: null,
+        },
+      })
+      .on('PUT', `${collectionPath}/points`, { result: UPDATED })
+      .on('POST', `${collectionPath}/points/batch`, { result: [UPDATED, UPDATED, UPDATED, UPDATED, UPDATED, UPDATED] });
+    await expect(index.replaceDocuments([a, b, c])).resolves.toEqual([true, false, true]);
+    const seen = fake.take();
+    expect(seen.map((x) => `${x.method} ${x.path}`)).toEqual([`POST ${collectionPath}/points/scroll`, `PUT ${collectionPath}/points`, `POST ${collectionPath}/points/batch`]);
+    expect(seen[0]!.body).toEqual(wire(currentVersionsBody('acme', [a.docUri, b.docUri, c.docUri])));
+    expect(seen[1]!.body).toEqual(wire(stageBatchBodies([{ records: a.records, version: 'ha2' }, { records: c.records, version: 'hc1' }])[0]));
+    expect(seen[2]!.query.wait).toBe('true');
+    expect(seen[2]!.body).toEqual(
+      wire({ operations: [...commitBody('acme', a.docUri, 'ha2', [a.docUri]).operations, ...commitBody('acme', c.docUri, 'hc1', [c.docUri]).operations] }),
+    );
   });
 
   it('writes nothing when the live version already has the same content hash', async () => {

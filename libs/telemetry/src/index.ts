@@ -47,6 +47,14 @@ export const ingestEvents = new Counter({
   registers: [registry],
 });
 
+/** Writes per batch the indexer's ingest consumer applied together (one store write, shared embedder calls). */
+export const ingestBatchSize = new Histogram({
+  name: 'ctxmesh_ingest_batch_size',
+  help: 'Writes the indexer applied in one batch',
+  buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
+  registers: [registry],
+});
+
 /**
  * Dead letters the ingest bus holds (writes accepted and later given up on), read from the
  * bus when `/metrics` is scraped (the gateway sets it just before rendering).

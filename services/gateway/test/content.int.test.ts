@@ -210,6 +210,7 @@ describe('NATS JetStream bus', () => {
     const scoped: EventBus = {
       publish: (m, o) => bus.publish({ ...m, subject: m.subject.replace(/^ctxmesh\./, `${tag}.`) }, o),
       consume: (o, fn) => bus.consume({ ...o, subjects: o.subjects.map((s) => s.replace(/^ctxmesh\./, `${tag}.`)) }, fn),
+      consumeBatches: (o, fn) => bus.consumeBatches({ ...o, subjects: o.subjects.map((s) => s.replace(/^ctxmesh\./, `${tag}.`)) }, fn),
       awaitDone: (id, signal) => bus.awaitDone(id, signal),
       notifyDone: (n) => bus.notifyDone(n),
       deadLetters: (limit) => bus.deadLetters(limit),

@@ -166,6 +166,49 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
       });
     });
 
+    describe('replaceDocuments', () => {
+      it('writes several documents in one call, each as replaceDocument would, later ones seeing earlier ones', async () => {
+        const t = await setup();
+        const a = 'viking://resources/batch/a.md';
+        const b = 'viking://resources/batch/b.md';
+        await t.put(a, 'old alpha text', { contentHash: 'a1' });
+        await t.put(b, 'unchanged beta text', { contentHash: 'b1' });
+        const c = 'viking://resources/batch/c.md';
+        const out = await t.index.replaceDocuments([
+          { docUri: a, records: [t.rec(a, 'new alpha text', { contentHash: 'a2' })] },
+          { docUri: b, records: [t.rec(b, 'unchanged beta text', { contentHash: 'b1' })] },
+          { docUri: c, records: [t.rec(c, 'fresh gamma text', { contentHash: 'c1' })] },
+        ]);
+        expect(out).toEqual([true, false, true]);
+        const again = await t.index.replaceDocuments([
+          { docUri: a, records: [t.rec(a, 'newer alpha text', { contentHash: 'a3' })] },
+          { docUri: a, records: [t.rec(a, 'newest alpha text', { contentHash: 'a4' })] },
+        ]);
+        expect(again).toEqual([true, true]);
+        const got = await t.index.get([a, b, c], t.vis(), 'full');
+        expect(got.map((r) => (r as NodeRecord | null)?.body)).toEqual(['newest alpha text', 'unchanged beta text', 'fresh gamma text']);
+        expect(await t.uris('gamma', { vector: null })).toEqual([c]);
+        expect(await t.uris('old alpha', { vector: null })).toEqual([a]);
+        expect((await t.search('old alpha', { vector: null }))[0]!.node.abstract).toBe('newest alpha text');
+        expect(await t.index.stats(t.account)).toEqual({ points: 3, documents: 3 });
+      });
+
+      it('validates every document first: one bad document writes nothing of the batch', async () => {
+        const t = await setup();
+        const a = 'viking://resources/batch/ok.md';
+        const bad = 'viking://resources/batch/bad.md';
+        await expect(
+          t.index.replaceDocuments([
+            { docUri: a, records: [t.rec(a, 'valid delta text')] },
+            { docUri: bad, records: [t.rec(bad, 'broken vector text', { vector: new Float32Array(3) })] },
+          ]),
+        ).rejects.toThrow();
+        expect(await t.index.exists(a, t.vis())).toBe(false);
+        expect(await t.uris('valid delta', { vector: null })).toEqual([]);
+        expect(await t.index.replaceDocuments([])).toEqual([]);
+      });
+    });
+
     describe('deleteDocument', () => {
       it('removes one document and reports the points removed', async () => {
         const t = await setup();

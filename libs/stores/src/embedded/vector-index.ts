@@ -107,7 +107,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private readonly lexStats: LexicalTopKStats = { blocks: 0, blocksDecoded: 0, postings: 0, postingsScored: 0 };
   private readonly anns: AnnSet | null;
   /** Writes waiting for the next group commit (see {@link enqueue}). */
-  private readonly queue: Array<{ op: WriteOp; resolve: (v: boolean | number) => void; reject: (e: unknown) => void }> = [];
+  private readonly queue: Array<{ ops: WriteOp[]; resolve: (v: Array<boolean | number>) => void; reject: (e: unknown) => void }> = [];
   /** Dense-leg counters since the index was opened (see {@link denseStats}). */
   private readonly annStats = { annSearches: 0, fallbacks: 0 };
 
@@ -171,7 +171,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean> {
     this.assertOpen();
     validateDocumentRecords(docUri, records, this.dimension);
-    return this.enqueue({ kind: 'replace', docUri, records }) as Promise<boolean>;
+    return (await this.enqueue([{ kind: 'replace', docUri, records }]))[0] as boolean;
   }
 
   /**
@@ -183,7 +183,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async deleteDocument(account: string, uri: string, opts: { subtree?: boolean } = {}): Promise<number> {
     this.assertOpen();
     if (!account) throw new InvalidRecordError(`deleteDocument(${JSON.stringify(uri)}) needs an account`);
-    return this.enqueue({ kind: 'delete', account, uri, subtree: !!opts.subtree }) as Promise<number>;
+    return (await this.enqueue([{ kind: 'delete', account, uri, subtree: !!opts.subtree }]))[0] as number;
   }
 
   /**
@@ -192,31 +192,43 @@ export class EmbeddedVectorIndex implements VectorIndex {
    * call order, at the next turn — one commit instead of one per document, and each lexical
    * term's blocks touched once. Each call's promise settles after that commit. A batch that
    * fails as a whole (a store error) is retried one operation per transaction, so one bad
-   * document fails alone.
+   * document fails alone; a {@link replaceDocuments} call is one unit there (all or none).
    */
-  private enqueue(op: WriteOp): Promise<boolean | number> {
+  private enqueue(ops: WriteOp[]): Promise<Array<boolean | number>> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ op, resolve, reject });
+      this.queue.push({ ops, resolve, reject });
       if (this.queue.length === 1) setImmediate(() => this.flush());
     });
   }
 
   private flush(): void {
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_GROUP_COMMIT);
+      // Whole calls, up to MAX_GROUP_COMMIT operations (a larger call goes alone).
+      let n = 0;
+      let ops = 0;
+      while (n < this.queue.length && (n === 0 || ops + this.queue[n]!.ops.length <= MAX_GROUP_COMMIT)) ops += this.queue[n++]!.ops.length;
+      const batch = this.queue.splice(0, n);
       if (this.closed) {
         for (const b of batch) b.reject(new IndexClosedError());
         continue;
       }
       try {
-        const out = this.writer.apply(batch.map((b) => b.op));
-        batch.forEach((b, i) => b.resolve(out[i]!));
-      } catch {
+        const out = this.writer.apply(batch.flatMap((b) => b.ops));
+        let at = 0;
+        for (const b of batch) {
+          b.resolve(out.slice(at, at + b.ops.length));
+          at += b.ops.length;
+        }
+      } catch (err) {
+        if (batch.length === 1) {
+          batch[0]!.reject(err);
+          continue;
+        }
         for (const b of batch) {
           try {
-            b.resolve(this.writer.apply([b.op])[0]!);
-          } catch (err) {
-            b.reject(err);
+            b.resolve(this.writer.apply(b.ops));
+          } catch (e) {
+            b.reject(e);
           }
         }
       }
@@ -225,13 +237,16 @@ export class EmbeddedVectorIndex implements VectorIndex {
 
   /**
    * {@link replaceDocument} for several documents in one transaction (all or none), so a batch
-   * of writes costs one commit and touches each lexical term once. Not part of the VectorIndex
-   * port. @returns per document, true when something changed
+   * of writes costs one commit and touches each lexical term once; it joins the group commit
+   * of its event-loop turn, in call order. Later documents of the batch see earlier ones.
+   * @returns per document, true when something changed
    * @throws InvalidRecordError before writing anything when any document's records do not fit
    */
   async replaceDocuments(docs: ReadonlyArray<{ docUri: string; records: NodeRecord[] }>): Promise<boolean[]> {
     this.assertOpen();
-    return this.writer.replaceDocuments(docs);
+    for (const d of docs) validateDocumentRecords(d.docUri, d.records, this.dimension);
+    if (docs.length === 0) return [];
+    return (await this.enqueue(docs.map((d) => ({ kind: 'replace', docUri: d.docUri, records: d.records })))) as boolean[];
   }
 
   /**

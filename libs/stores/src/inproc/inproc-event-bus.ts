@@ -141,10 +141,10 @@ export class InProcEventBus implements EventBus {
   /** {@inheritDoc EventBus.consumeBatches} */
   async consumeBatches(opts: BatchConsumeOptions, handler: (batch: Delivery[]) => Promise<void>): Promise<Consumer> {
     const batch = { maxBatch: opts.maxBatch ?? DEFAULT_MAX_BATCH, maxWaitMs: opts.maxWaitMs ?? DEFAULT_BATCH_WAIT_MS };
-    return this.subscribe({ ...opts, concurrency: opts.concurrency ?? 1 }, (o) => new KeyedDispatcher(handler, { ...o, batch }));
+    return this.subscribe({ ...opts, concurrency: opts.concurrency ?? 1 }, (o) => new KeyedDispatcher(handler, o, batch));
   }
 
-  private async subscribe(opts: ConsumeOptions, makeDispatcher: (o: Omit<KeyedDispatcherOptions, 'batch'>) => KeyedDispatcher): Promise<Consumer> {
+  private async subscribe(opts: ConsumeOptions, makeDispatcher: (o: KeyedDispatcherOptions) => KeyedDispatcher): Promise<Consumer> {
     if (this.closed) throw new InProcBusError('bus is closed');
     let d = this.durables.get(opts.durable);
     if (d === undefined) {

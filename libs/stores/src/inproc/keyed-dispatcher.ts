@@ -24,8 +24,6 @@ export interface KeyedDispatcherOptions {
   ackWaitMs: number;
   /** Handler calls running at once (batches, in batch mode). */
   concurrency: number;
-  /** Batch mode: the handler takes an array of deliveries (see {@link BatchOptions}). */
-  batch?: BatchOptions;
   /** Base retry delay in ms (doubles per attempt, capped at {@link MAX_RETRY_DELAY_MS}). */
   retryDelayMs: number;
   /** Publish a dead letter durably (the dispatcher acks the original afterwards). */
@@ -112,19 +110,21 @@ export class KeyedDispatcher {
   private readonly handler: (ds: Delivery[]) => Promise<void>;
 
   /**
-   * @param handler the consumer's handler: one delivery per call, or (with `opts.batch`) a batch
-   * @param opts limits, batching, and how to publish a dead letter
+   * @param handler the consumer's handler: one delivery per call, or (batch mode) a batch
+   * @param opts limits, and how to publish a dead letter
+   * @param batch batch mode: how batches are formed
    */
-  constructor(handler: (d: Delivery) => Promise<void>, opts: KeyedDispatcherOptions & { batch?: undefined });
-  constructor(handler: (ds: Delivery[]) => Promise<void>, opts: KeyedDispatcherOptions & { batch: BatchOptions });
+  constructor(handler: (d: Delivery) => Promise<void>, opts: KeyedDispatcherOptions);
+  constructor(handler: (ds: Delivery[]) => Promise<void>, opts: KeyedDispatcherOptions, batch: BatchOptions);
   constructor(
     handler: ((d: Delivery) => Promise<void>) | ((ds: Delivery[]) => Promise<void>),
     private readonly opts: KeyedDispatcherOptions,
+    batch?: BatchOptions,
   ) {
-    if (opts.batch) {
+    if (batch) {
       this.handler = handler as (ds: Delivery[]) => Promise<void>;
-      this.maxBatch = Math.max(1, Math.floor(opts.batch.maxBatch));
-      this.maxWaitMs = Math.max(0, opts.batch.maxWaitMs);
+      this.maxBatch = Math.max(1, Math.floor(batch.maxBatch));
+      this.maxWaitMs = Math.max(0, batch.maxWaitMs);
     } else {
       const one = handler as (d: Delivery) => Promise<void>;
       this.handler = (ds) => one(ds[0]!);

@@ -263,10 +263,10 @@ export class NatsEventBus implements EventBus {
   async consumeBatches(opts: BatchConsumeOptions, handler: (batch: Delivery[]) => Promise<void>): Promise<Consumer> {
     const batch = { maxBatch: opts.maxBatch ?? DEFAULT_MAX_BATCH, maxWaitMs: opts.maxWaitMs ?? DEFAULT_BATCH_WAIT_MS };
     const pull = Math.max(this.opts.pullBatch ?? 64, 2 * batch.maxBatch);
-    return this.subscribe({ ...opts, concurrency: opts.concurrency ?? 1 }, pull, (o) => new KeyedDispatcher(handler, { ...o, batch }));
+    return this.subscribe({ ...opts, concurrency: opts.concurrency ?? 1 }, pull, (o) => new KeyedDispatcher(handler, o, batch));
   }
 
-  private async subscribe(opts: ConsumeOptions, pullBatch: number, makeDispatcher: (o: Omit<KeyedDispatcherOptions, 'batch'>) => KeyedDispatcher): Promise<Consumer> {
+  private async subscribe(opts: ConsumeOptions, pullBatch: number, makeDispatcher: (o: KeyedDispatcherOptions) => KeyedDispatcher): Promise<Consumer> {
     const stream = this.opts.stream;
     // filter_subjects needs nats-server 2.10; on older servers a multi-subject durable reads the
     // whole stream and acks what it does not want (each durable has its own ack state).

@@ -189,6 +189,17 @@ export interface VectorIndex {
    */
   replaceDocument(docUri: string, records: NodeRecord[]): Promise<boolean>;
   /**
+   * {@link replaceDocument} for several documents in one store write: one transaction on the
+   * embedded index (all documents or none), one staged upsert and one commit batch on Qdrant
+   * (each document atomic; a failure part-way may leave some documents of the batch replaced,
+   * and retrying them is idempotent). Every document is validated before anything is written,
+   * and applied in order, so a later document of the batch sees the earlier ones. Nothing
+   * half-written is ever searchable.
+   * @returns per document, true when something changed
+   * @throws InvalidRecordError (before writing anything) when any document's records do not fit
+   */
+  replaceDocuments(docs: ReadonlyArray<{ docUri: string; records: NodeRecord[] }>): Promise<boolean[]>;
+  /**
    * Delete `account`'s document `uri` (its points, and the point whose URI is `uri`); with
    * `subtree`, every point of the account whose URI or document URI lies under `uri/` as well.
    * Other accounts' points with the same URIs stay.

@@ -15,7 +15,7 @@ import {
   splitBatch,
   vectorsByIdBody,
 } from './search';
-import { commitBody, currentVersionBody, deleteBody, deleteCountBody, isCurrent, stageBodies, versionOf } from './writes';
+import { commitBody, currentVersionBody, currentVersionsBody, deleteBody, deleteCountBody, isCurrent, stageBatchBodies, stageBodies, versionOf } from './writes';
 
 /** Default collection name. */
 export const DEFAULT_QDRANT_COLLECTION = 'ctxmesh_nodes';
@@ -143,6 +143,57 @@ export class QdrantVectorIndex implements VectorIndex {
     for (const body of stageBodies(records, version)) await this.client.upsert(this.collection, { wait: true, ...body });
     await this.client.batchUpdate(this.collection, { wait: true, ...commitBody(account, docUri, version, records.map((r) => r.uri)) });
     return true;
+  }
+
+  /**
+   * {@link replaceDocument} for several documents: one scroll per account for what is stored,
+   * the changed documents' new versions staged together (upserts of `UPSERT_CHUNK` points
+   * across documents), then one commit batch holding every document's flip, in order. Each
+   * document becomes visible whole; a failure part-way may leave some documents replaced, and
+   * a retry is idempotent. A batch naming one document twice, or two documents holding one
+   * record URI, is written one document at a time, so the later one wins as in sequence.
+   * @returns per document, true when something changed
+   * @throws InvalidRecordError before writing anything when any document's records do not fit
+   */
+  async replaceDocuments(docs: ReadonlyArray<{ docUri: string; records: NodeRecord[] }>): Promise<boolean[]> {
+    this.assertOpen();
+    const accounts = docs.map((d) => validateDocumentRecords(d.docUri, d.records, this.dimension));
+    const docKeys = new Set<string>();
+    const uriKeys = new Set<string>();
+    let overlapping = false;
+    docs.forEach((d, i) => {
+      const k = `${accounts[i]}\u0000${d.docUri}`;
+      if (docKeys.has(k)) overlapping = true;
+      docKeys.add(k);
+      for (const u of new Set(d.records.map((r) => `${accounts[i]}\u0000${r.uri}`))) {
+        if (uriKeys.has(u)) overlapping = true;
+        uriKeys.add(u);
+      }
+    });
+    if (overlapping) {
+      const out: boolean[] = [];
+      for (const d of docs) out.push(await this.replaceDocument(d.docUri, d.records));
+      return out;
+    }
+    const versions = docs.map((d) => versionOf(d.records));
+    const stored = new Map<string, Schemas['Record'][]>();
+    for (const account of new Set(accounts)) {
+      const uris = docs.filter((_, i) => accounts[i] === account).map((d) => d.docUri);
+      const points = await this.scrollAll((offset) => currentVersionsBody(account, uris, undefined, offset));
+      for (const p of points) {
+        const k = `${account}\u0000${String(p.payload?.[P.docUri])}`;
+        const list = stored.get(k);
+        if (list) list.push(p);
+        else stored.set(k, [p]);
+      }
+    }
+    const changed = docs.map((d, i) => !isCurrent(stored.get(`${accounts[i]}\u0000${d.docUri}`) ?? [], versions[i]!));
+    const todo = docs.map((d, i) => ({ ...d, account: accounts[i]!, version: versions[i]! })).filter((_, i) => changed[i]);
+    if (todo.length === 0) return changed;
+    for (const body of stageBatchBodies(todo)) await this.client.upsert(this.collection, { wait: true, ...body });
+    const operations = todo.flatMap((d) => commitBody(d.account, d.docUri, d.version, d.records.map((r) => r.uri)).operations);
+    await this.client.batchUpdate(this.collection, { wait: true, operations });
+    return changed;
   }
 
   /**

@@ -71,6 +71,17 @@ function docConditions(account: string, docUri: string): Schemas['Condition'][] 
 }
 
 /**
+ * Step 1 for a batch of documents: `PUT /collections/{name}/points` bodies staging each
+ * document's version, the points of all documents in chunks of `chunk`.
+ */
+export function stageBatchBodies(docs: ReadonlyArray<{ records: readonly NodeRecord[]; version: string }>, chunk = UPSERT_CHUNK): Schemas['PointInsertOperations'][] {
+  const points = docs.flatMap((d) => d.records.map((r) => pointOf(r, d.version)));
+  const out: Schemas['PointInsertOperations'][] = [];
+  for (let i = 0; i < points.length; i += chunk) out.push({ points: points.slice(i, i + chunk) });
+  return out;
+}
+
+/**
  * Step 2: `POST /collections/{name}/points/batch` body, three ordered operations: switch the
  * staged version on; delete every other version of the document; delete points of other
  * documents of the account that held one of the new URIs (a URI moves to its new document).
@@ -111,6 +122,27 @@ export function currentVersionBody(account: string, docUri: string, pageSize = 2
     filter: { must: docConditions(account, docUri) },
     limit: pageSize,
     with_payload: { include: [P.version, P.state] },
+    with_vector: false,
+  };
+  if (offset !== undefined) body.offset = offset;
+  return body;
+}
+
+/**
+ * `POST /collections/{name}/points/scroll` body listing what is stored for several documents of
+ * one account (document URI, version and state only), to skip those already live.
+ * @param pageSize points per page
+ */
+export function currentVersionsBody(account: string, docUris: readonly string[], pageSize = 256, offset?: Schemas['ExtendedPointId']): Schemas['ScrollRequest'] {
+  const body: Schemas['ScrollRequest'] = {
+    filter: {
+      must: [
+        { key: P.account, match: { value: account } },
+        { key: P.docUri, match: { any: [...new Set(docUris)] } },
+      ],
+    },
+    limit: pageSize,
+    with_payload: { include: [P.docUri, P.version, P.state] },
     with_vector: false,
   };
   if (offset !== undefined) body.offset = offset;

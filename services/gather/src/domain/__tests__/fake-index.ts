@@ -63,6 +63,9 @@ export class FakeIndex implements VectorIndex {
   async replaceDocument(): Promise<boolean> {
     throw new Error('not used');
   }
+  async replaceDocuments(): Promise<boolean[]> {
+    throw new Error('not used');
+  }
   async deleteDocument(): Promise<number> {
     throw new Error('not used');
   }

@@ -217,6 +217,8 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
           maxDeliver: cfg.indexer.INDEXER_MAX_DELIVER,
           ackWaitMs: cfg.indexer.INDEXER_ACK_WAIT_MS,
           concurrency: cfg.indexer.INDEXER_CONCURRENCY,
+          batchSize: cfg.indexer.INDEXER_BATCH_SIZE,
+          batchWaitMs: cfg.indexer.INDEXER_BATCH_WAIT_MS,
           retryDelayMs: cfg.indexer.INDEXER_RETRY_DELAY_MS,
         },
       }),

@@ -29,8 +29,12 @@ export const schema = {
   INDEXER_MAX_DELIVER: env.int(5, 1, 1000),
   /** Ack wait, ms: an unacked write (a crashed indexer) is redelivered after it. */
   INDEXER_ACK_WAIT_MS: env.int(30_000, 100, 3_600_000),
-  /** Writes applied at once (one per URI). */
-  INDEXER_CONCURRENCY: env.int(8, 1, 256),
+  /** Ingest batches applied at once (each holds at most one write per URI). */
+  INDEXER_CONCURRENCY: env.int(2, 1, 256),
+  /** Most writes the ingest consumer applies in one batch (shared embedder calls, one store write). */
+  INDEXER_BATCH_SIZE: env.int(64, 1, 1000),
+  /** How long a batch that is not full waits for more writes, ms (0: apply what is there at once). */
+  INDEXER_BATCH_WAIT_MS: env.int(5, 0, 10_000),
   /** First retry delay after a transient failure, ms (doubles per attempt, at most 30 s). */
   INDEXER_RETRY_DELAY_MS: env.int(1000, 1, 60_000),
   /** Texts per embedder call. */

@@ -70,6 +70,8 @@ export function main(): Promise<void> {
           maxDeliver: cfg.INDEXER_MAX_DELIVER,
           ackWaitMs: cfg.INDEXER_ACK_WAIT_MS,
           concurrency: cfg.INDEXER_CONCURRENCY,
+          batchSize: cfg.INDEXER_BATCH_SIZE,
+          batchWaitMs: cfg.INDEXER_BATCH_WAIT_MS,
           retryDelayMs: cfg.INDEXER_RETRY_DELAY_MS,
         },
       });

@@ -2,6 +2,7 @@
 import { common, indexer } from '@ctxmesh/proto';
 import type {
   WriteReceipt,
+  BatchConsumeOptions,
   BusMessage,
   Consumer,
   ConsumeOptions,
@@ -93,6 +94,19 @@ export class FaultyIndex implements VectorIndex {
     if (this.afterReplace) await this.afterReplace(docUri);
     return changed;
   }
+  /** Documents per replaceDocuments call, in call order, whether it landed or not (the batches the store was given). */
+  readonly batches: number[] = [];
+  /** Every replaceDocuments call's documents pass {@link beforeReplace} first and {@link afterReplace} after. */
+  async replaceDocuments(docs: ReadonlyArray<{ docUri: string; records: NodeRecord[] }>): Promise<boolean[]> {
+    this.batches.push(docs.length);
+    if (this.beforeReplace) for (const d of docs) await this.beforeReplace(d.docUri);
+    const changed = await this.inner.replaceDocuments(docs);
+    docs.forEach((d, i) => {
+      if (changed[i]) this.changes.push(d.docUri);
+    });
+    if (this.afterReplace) for (const d of docs) await this.afterReplace(d.docUri);
+    return changed;
+  }
   deleteDocument(account: string, uri: string, opts?: { subtree?: boolean }): Promise<number> {
     return this.inner.deleteDocument(account, uri, opts);
   }
@@ -136,25 +150,28 @@ export class LostAckBus implements EventBus {
   publish(message: BusMessage, opts?: { timeoutMs?: number }): Promise<boolean> {
     return this.inner.publish(message, opts);
   }
+  private wrap(d: Delivery): Delivery {
+    if (this.lostAcks <= 0) return d;
+    return {
+      message: d.message,
+      seq: d.seq,
+      attempt: d.attempt,
+      nak: (ms) => d.nak(ms),
+      deadLetter: (e) => d.deadLetter(e),
+      ack: async () => {
+        if (this.lostAcks > 0) {
+          this.lostAcks--;
+          return;
+        }
+        await d.ack();
+      },
+    };
+  }
   consume(opts: ConsumeOptions, handler: (d: Delivery) => Promise<void>): Promise<Consumer> {
-    return this.inner.consume(opts, (d) => {
-      if (this.lostAcks <= 0) return handler(d);
-      const wrapped: Delivery = {
-        message: d.message,
-        seq: d.seq,
-        attempt: d.attempt,
-        nak: (ms) => d.nak(ms),
-        deadLetter: (e) => d.deadLetter(e),
-        ack: async () => {
-          if (this.lostAcks > 0) {
-            this.lostAcks--;
-            return;
-          }
-          await d.ack();
-        },
-      };
-      return handler(wrapped);
-    });
+    return this.inner.consume(opts, (d) => handler(this.wrap(d)));
+  }
+  consumeBatches(opts: BatchConsumeOptions, handler: (ds: Delivery[]) => Promise<void>): Promise<Consumer> {
+    return this.inner.consumeBatches(opts, (ds) => handler(ds.map((d) => this.wrap(d))));
   }
   notifyDone(notice: DoneNotice): Promise<void> {
     return this.inner.notifyDone(notice);

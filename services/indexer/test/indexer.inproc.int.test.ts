@@ -9,6 +9,7 @@ import { EmbeddedVectorIndex, InProcEventBus, openEmbeddedDb, type EmbeddedDb, t
 import { eventually } from '@ctxmesh/testing';
 import pino from 'pino';
 import { startIndexer, type RunningIndexer } from '../src';
+import { describeBatchIngest } from './batch-cases';
 import { ALL, FaultyIndex, LostAckBus, deferred, messageOf, publishAndWait, writeOp } from './fixtures';
 
 const log = pino({ level: 'silent' });
@@ -194,6 +195,19 @@ describe('indexer on the in-process bus', () => {
     expect((await writeStatus(op.writeId)).result).toMatchObject({ status: WriteStatus.WRITE_STATUS_FAILED, errorReason: 'UNAVAILABLE' });
   });
 });
+
+describeBatchIngest('the in-process bus', () => ({
+  bus,
+  store,
+  index,
+  stopConsumers: async () => {
+    for (const r of running.splice(0)) await r.shutdown();
+  },
+  startConsumer: async (o) => {
+    const r = await startIndexer({ port: 0, host: '127.0.0.1', log, index, embedder, bus, consumer: { ...CONSUMER, ...o }, readyPollMs: 50 });
+    running.push(r);
+  },
+}));
 
 describe('IndexerService over gRPC', () => {
   it('IndexerService.ApplyWrite - new document - OK, APPLIED and searchable', async () => {

@@ -10,6 +10,7 @@ import { EmbeddedVectorIndex, NatsEventBus, openEmbeddedDb, type EmbeddedDb, typ
 import { eventually, natsUrl } from '@ctxmesh/testing';
 import pino from 'pino';
 import { startIndexer, type RunningIndexer } from '../src';
+import { describeBatchIngest, type BatchHarness } from './batch-cases';
 import { ALL, FaultyIndex, deferred, messageOf, publishAndWait, writeOp } from './fixtures';
 
 const log = pino({ level: 'silent' });
@@ -158,4 +159,25 @@ describe('indexer on NATS JetStream', () => {
     expect(await second.bus.deadLetters()).toEqual([]);
     await aStopped;
   }, 30_000);
+});
+
+describe('batches', () => {
+  let natsBatch: BatchHarness;
+  beforeEach(async () => {
+    const { bus } = await openBus();
+    natsBatch = {
+      bus,
+      store,
+      index,
+      prefix: opts.prefix,
+      stopConsumers: async () => {
+        for (const r of indexers.splice(0)) await r.shutdown();
+      },
+      startConsumer: async (o) => {
+        const r = await startIndexer({ port: 0, host: '127.0.0.1', log, index, embedder, bus, consumer: { ...CONSUMER, subjects: opts.subjects, ...o } });
+        indexers.push(r);
+      },
+    };
+  });
+  describeBatchIngest('NATS JetStream', () => natsBatch);
 });

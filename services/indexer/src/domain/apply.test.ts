@@ -125,3 +125,114 @@ describe('Applier', () => {
     expect(() => new Applier({ index, embedder: new LexicalEmbedder({ dimension: 128 }) })).toThrow(RangeError);
   });
 });
+
+describe('Applier.applyBatch', () => {
+  let db: EmbeddedDb;
+  let index: EmbeddedVectorIndex;
+  /** Texts per embedder call, and documents per store call, in call order. */
+  let embedCalls: number[];
+  let storeCalls: Array<{ how: 'batch' | 'one'; docs: string[] }>;
+  /** Document URIs whose store write fails (alone or in a batch). */
+  let poisoned: Set<string>;
+  let applier: Applier;
+  const embedder = new LexicalEmbedder({ dimension: 256 });
+  beforeEach(() => {
+    db = openEmbeddedDb(':memory:');
+    index = new EmbeddedVectorIndex(db, { dimension: 256 });
+    embedCalls = [];
+    storeCalls = [];
+    poisoned = new Set();
+    const counting: Embedder = { id: embedder.id, dimension: 256, supportsImages: false, embed: async (texts) => (embedCalls.push(texts.length), embedder.embed(texts)) };
+    const store = Object.create(index) as EmbeddedVectorIndex;
+    store.replaceDocuments = async (docs) => {
+      storeCalls.push({ how: 'batch', docs: docs.map((d) => d.docUri) });
+      if (docs.some((d) => poisoned.has(d.docUri))) throw new Error('store refused the batch');
+      return index.replaceDocuments(docs);
+    };
+    store.replaceDocument = async (uri, records) => {
+      storeCalls.push({ how: 'one', docs: [uri] });
+      if (poisoned.has(uri)) throw new Error(`store refused ${uri}`);
+      return index.replaceDocument(uri, records);
+    };
+    applier = new Applier({ index: store, embedder: counting, embedBatchSize: 8 });
+  });
+  afterEach(() => db.close());
+
+  const body = async (uri: string) => ((await index.get([uri], VIS, 'full'))[0] as NodeRecord | null)?.body ?? null;
+  const uris = (n: number) => Array.from({ length: n }, (_, i) => `viking://resources/batch/${i}.md`);
+
+  it('embeds every text of the batch in shared embedder calls and stores the batch in one store write', async () => {
+    const us = uris(20);
+    const out = await applier.applyBatch(us.map((u, i) => write(u, `document ${i} about lighthouses`)));
+    expect(out.map((o) => o.status === 'fulfilled' && o.value.status)).toEqual(us.map(() => 'applied'));
+    // 20 single-passage documents: 20 texts in calls of embedBatchSize (8), one store write.
+    expect(embedCalls).toEqual([8, 8, 4]);
+    expect(storeCalls).toEqual([{ how: 'batch', docs: us }]);
+    for (const [i, u] of us.entries()) expect(await body(u)).toBe(`document ${i} about lighthouses`);
+  });
+
+  it('retries the writes of a failed batch one by one: the bad one fails alone, its neighbours land', async () => {
+    const us = uris(4);
+    poisoned.add(us[2]!);
+    const out = await applier.applyBatch(us.map((u) => write(u, `text of ${u}`)));
+    expect(out.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(String((out[2] as PromiseRejectedResult).reason)).toContain(`store refused ${us[2]}`);
+    expect(storeCalls[0]).toEqual({ how: 'batch', docs: us });
+    expect(storeCalls.slice(1).map((c) => c.docs[0]).sort()).toEqual([...us].sort());
+    expect(await Promise.all(us.map(body))).toEqual([`text of ${us[0]}`, `text of ${us[1]}`, null, `text of ${us[3]}`]);
+  });
+
+  it('reports an unchanged version and a refused create without writing them, and writes the rest together', async () => {
+    const [a, b, c] = uris(3);
+    await applier.apply(write(a!, 'same'));
+    await applier.apply(write(b!, 'taken'));
+    storeCalls = [];
+    const out = await applier.applyBatch([write(a!, 'same'), write(b!, 'mine now', { kind: 'create' }), write(c!, 'new')]);
+    expect(out.map((o) => (o.status === 'fulfilled' ? [o.value.status, o.value.changed, o.value.reason ?? ''] : o.reason))).toEqual([
+      ['applied', false, ''],
+      ['failed', false, 'ALREADY_EXISTS'],
+      ['applied', true, ''],
+    ]);
+    expect(storeCalls).toEqual([{ how: 'batch', docs: [c] }]);
+    expect(await body(b!)).toBe('taken');
+  });
+
+  it('applies writes that overlap an earlier write of the batch after it, in batch order', async () => {
+    await applier.apply(write('viking://resources/dir/old.md', 'old'));
+    const out = await applier.applyBatch([
+      write('viking://resources/log.md', 'one;', { kind: 'append', writeId: 'a1' }),
+      write('viking://resources/dir', '', { kind: 'delete' }),
+      write('viking://resources/log.md', 'two;', { kind: 'append', writeId: 'a2' }),
+      write('viking://resources/dir/new.md', 'new'),
+      write('viking://resources/x.md', 'x1'),
+      write('viking://resources/x.md', 'x2'),
+    ]);
+    expect(out.every((o) => o.status === 'fulfilled' && o.value.status === 'applied')).toBe(true);
+    expect(await body('viking://resources/log.md')).toBe('one;two;');
+    expect(await body('viking://resources/dir/old.md')).toBeNull();
+    expect(await body('viking://resources/dir/new.md')).toBe('new');
+    expect(await body('viking://resources/x.md')).toBe('x2');
+  });
+
+  it('orders a batch after an earlier apply of the same node', async () => {
+    const u = 'viking://resources/race.md';
+    const [first, batch] = await Promise.all([applier.apply(write(u, 'first')), applier.applyBatch([write(u, 'second')])]);
+    expect(first.changed).toBe(true);
+    expect(batch[0]).toMatchObject({ status: 'fulfilled', value: { changed: true } });
+    expect(await body(u)).toBe('second');
+  });
+
+  it('falls back to one write at a time when the shared embedding fails, so only the write the embedder refuses fails', async () => {
+    const refusing: Embedder = {
+      id: embedder.id,
+      dimension: 256,
+      supportsImages: false,
+      embed: async (texts) => (texts.some((t) => t.includes('unembeddable')) ? Promise.reject(new Error('embedder refused')) : embedder.embed(texts)),
+    };
+    const a = new Applier({ index, embedder: refusing });
+    const out = await a.applyBatch([write('viking://resources/p.md', 'fine'), write('viking://resources/q.md', 'unembeddable'), write('viking://resources/r.md', 'also fine')]);
+    expect(out.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(await body('viking://resources/p.md')).toBe('fine');
+    expect(await body('viking://resources/q.md')).toBeNull();
+  });
+});

@@ -7,13 +7,17 @@
  * id, so a redelivered append that already landed is recognised and not appended twice.
  * Atomicity: records are built and embedded first; the store swaps the document in one step,
  * so a failure before that leaves the old version searchable and nothing half-written.
+ * Batches ({@link Applier.applyBatch}): the writes' current versions are read together, every
+ * text of the batch is embedded in shared embedder calls, and the documents are swapped in one
+ * store write (`replaceDocuments`: one transaction on the embedded index); when that fails, each
+ * write is applied again on its own, so one bad write fails alone.
  */
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import type { Embedder } from '@ctxmesh/embedder';
 import type { NodeRecord, VectorIndex, Visibility } from '@ctxmesh/stores';
 import { MAX_PASSAGE_TOKENS } from './chunk';
 import { RECORD_SCHEMA_VERSION, versionHash, type VersionInput } from './hash';
-import { buildRecords } from './records';
+import { buildRecords, type PendingRecord } from './records';
 import type { ValidWrite } from './write';
 
 /** Outcome of one write. */
@@ -30,6 +34,17 @@ export interface ApplyResult {
   reason?: string;
   /** Failure message. */
   message?: string;
+}
+
+/** A write prepared up to its embedding: decided already, or records waiting for their vectors. */
+type Prepared = { kind: 'done'; result: ApplyResult } | { kind: 'embed'; uri: string; hash: string; pending: PendingRecord[] };
+
+/** Per write of a batch: its result, or the error that failed it (retry that write). */
+export type BatchOutcome = PromiseSettledResult<ApplyResult>;
+
+/** True when one of two URIs of an account is the other or lies under it (their writes do not commute). */
+function overlaps(a: string, b: string): boolean {
+  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
 }
 
 /** Dependencies and limits of an {@link Applier}. */
@@ -106,7 +121,123 @@ export class Applier {
     return run;
   }
 
-  private visibility(w: ValidWrite): Visibility {
+  /**
+   * Apply a batch of writes: after any earlier write of their nodes has finished, their stored
+   * versions are read together, every text is embedded in shared embedder calls (of
+   * `embedBatchSize`), and the changed documents are swapped in one `replaceDocuments` call.
+   * Deletes, and writes whose URI overlaps (is, contains or lies under) an earlier write's of the
+   * batch, are applied on their own, the overlapping ones after the batch in batch order. When
+   * the shared embedding or the store write fails, each of those writes is applied again on its
+   * own, so a bad write fails alone and the others land.
+   * @returns per write, in order: its result, or the error that failed it (retry that write)
+   */
+  applyBatch(ws: readonly ValidWrite[]): Promise<BatchOutcome[]> {
+    const keys = [...new Set(ws.map((w) => `${w.account}\u0000${w.uri}`))];
+    const prev = Promise.all(keys.map((k) => this.tails.get(k)));
+    const run = prev.then(() => this.applyBatchNow(ws));
+    const tail = run.catch(() => undefined);
+    for (const key of keys) {
+      this.tails.set(key, tail);
+      void tail.then(() => {
+        if (this.tails.get(key) === tail) this.tails.delete(key);
+      });
+    }
+    return run;
+  }
+
+  private async applyBatchNow(ws: readonly ValidWrite[]): Promise<BatchOutcome[]> {
+    const out = new Array<BatchOutcome>(ws.length);
+    const settleOne = async (i: number): Promise<void> => {
+      try {
+        out[i] = { status: 'fulfilled', value: await this.applyNow(ws[i]!, undefined) };
+      } catch (err) {
+        out[i] = { status: 'rejected', reason: err };
+      }
+    };
+    // Which writes go in the shared store write: not a delete, and not overlapping an earlier one.
+    const together: number[] = [];
+    const alone: number[] = [];
+    const later: number[] = [];
+    ws.forEach((w, i) => {
+      if (ws.some((e, j) => j < i && e.account === w.account && overlaps(e.uri, w.uri))) later.push(i);
+      else if (w.kind === 'delete') alone.push(i);
+      else together.push(i);
+    });
+    const prepared = new Map<number, Prepared>();
+    try {
+      const existing = await this.readExisting(together.map((i) => ws[i]!));
+      await Promise.all(
+        together.map(async (i, n) => {
+          try {
+            prepared.set(i, await this.prepare(ws[i]!, existing[n] ?? null));
+          } catch (err) {
+            out[i] = { status: 'rejected', reason: err };
+          }
+        }),
+      );
+    } catch {
+      // The shared read failed: each write reads for itself below.
+    }
+    const toEmbed = together.filter((i) => prepared.get(i)?.kind === 'embed');
+    for (const i of together) {
+      const p = prepared.get(i);
+      if (p?.kind === 'done') out[i] = { status: 'fulfilled', value: p.result };
+    }
+    const batchWrite = async (): Promise<void> => {
+      if (toEmbed.length === 0) return;
+      const preps = toEmbed.map((i) => prepared.get(i) as Extract<Prepared, { kind: 'embed' }>);
+      const vectors = await this.embed(
+        preps.flatMap((p) => p.pending.map((r) => r.embedText)),
+        undefined,
+      );
+      let at = 0;
+      const docs = preps.map((p) => {
+        const records: NodeRecord[] = p.pending.map(({ embedText: _text, ...r }) => ({ ...r, vector: vectors[at++]! }));
+        return { docUri: p.uri, records };
+      });
+      const changed = await this.index.replaceDocuments(docs);
+      toEmbed.forEach((i, n) => {
+        const p = preps[n]!;
+        out[i] = { status: 'fulfilled', value: { status: 'applied', contentHash: p.hash, nodes: changed[n] ? docs[n]!.records.length : 0, changed: changed[n]! } };
+      });
+    };
+    const unread = together.filter((i) => out[i] === undefined && !prepared.has(i));
+    await Promise.all([
+      batchWrite().catch(async (err: unknown) => {
+        // A batch of one failed as that write: trying it again alone would only repeat it.
+        if (toEmbed.length === 1) out[toEmbed[0]!] = { status: 'rejected', reason: err };
+        else await Promise.all(toEmbed.map(settleOne));
+      }),
+      ...unread.map(settleOne),
+      ...alone.map(settleOne),
+    ]);
+    for (const i of later) await settleOne(i);
+    return out;
+  }
+
+  /** The stored document point of each write's URI (null where none), read per account in one call. */
+  private async readExisting(ws: readonly ValidWrite[]): Promise<Array<NodeRecord | null>> {
+    const out = new Array<NodeRecord | null>(ws.length).fill(null);
+    const byAccount = new Map<string, number[]>();
+    ws.forEach((w, i) => {
+      const list = byAccount.get(w.account);
+      if (list) list.push(i);
+      else byAccount.set(w.account, [i]);
+    });
+    await Promise.all(
+      [...byAccount.values()].map(async (idx) => {
+        const found = await this.index.get(
+          idx.map((i) => ws[i]!.uri),
+          this.visibility(ws[idx[0]!]!),
+          'full',
+        );
+        idx.forEach((i, n) => (out[i] = (found[n] ?? null) as NodeRecord | null));
+      }),
+    );
+    return out;
+  }
+
+  private visibility(w: Pick<ValidWrite, 'account'>): Visibility {
     // The indexer sees the whole account: every owner, every peer, every workspace.
     return { account: w.account, user: '', actorPeer: null, openPeers: true, allUsers: true, workspace: null };
   }
@@ -131,17 +262,30 @@ export class Applier {
       const removed = await this.index.deleteDocument(w.account, w.uri, { subtree: true });
       return { status: 'applied', contentHash: '', nodes: removed, changed: removed > 0 };
     }
-    const vis = this.visibility(w);
-    const [found] = await this.index.get([w.uri], vis, 'full');
-    const existing = (found ?? null) as NodeRecord | null;
+    const [found] = await this.index.get([w.uri], this.visibility(w), 'full');
+    const p = await this.prepare(w, (found ?? null) as NodeRecord | null);
+    if (p.kind === 'done') return p.result;
+    const vectors = await this.embed(
+      p.pending.map((r) => r.embedText),
+      signal,
+    );
+    const records: NodeRecord[] = p.pending.map(({ embedText: _text, ...r }, i) => ({ ...r, vector: vectors[i]! }));
+    const changed = await this.index.replaceDocument(w.uri, records);
+    return { status: 'applied', contentHash: p.hash, nodes: changed ? records.length : 0, changed };
+  }
 
+  /**
+   * Decide a (non-delete) write against the stored document point `existing`: already applied,
+   * refused (create on an existing node), or its records to embed and store.
+   */
+  private async prepare(w: ValidWrite, existing: NodeRecord | null): Promise<Prepared> {
     let content = w.content;
     let hash: string;
     if (w.kind === 'append') {
       if (existing !== null) {
         // Redelivered after it landed: the stored version is exactly this append's result.
         if (existing.contentHash === versionHash(this.versionOf(w, existing.body, w.writeId))) {
-          return { status: 'applied', contentHash: existing.contentHash, nodes: 0, changed: false };
+          return { kind: 'done', result: { status: 'applied', contentHash: existing.contentHash, nodes: 0, changed: false } };
         }
         content = existing.body + w.content;
       }
@@ -150,10 +294,10 @@ export class Applier {
       hash = versionHash(this.versionOf(w, content));
       if (existing !== null && existing.contentHash === hash) {
         // The same version again (a repeat, or a create redelivered after it landed).
-        return { status: 'applied', contentHash: hash, nodes: 0, changed: false };
+        return { kind: 'done', result: { status: 'applied', contentHash: hash, nodes: 0, changed: false } };
       }
-      if (w.kind === 'create' && (existing !== null || (await this.index.exists(w.uri, vis)))) {
-        return { status: 'failed', contentHash: '', nodes: 0, changed: false, reason: 'ALREADY_EXISTS', message: `${w.uri} already exists` };
+      if (w.kind === 'create' && (existing !== null || (await this.index.exists(w.uri, this.visibility(w))))) {
+        return { kind: 'done', result: { status: 'failed', contentHash: '', nodes: 0, changed: false, reason: 'ALREADY_EXISTS', message: `${w.uri} already exists` } };
       }
     }
 
@@ -174,13 +318,7 @@ export class Applier {
       },
       { outliner: this.outliner, maxPassageTokens: this.maxPassageTokens },
     );
-    const vectors = await this.embed(
-      pending.map((p) => p.embedText),
-      signal,
-    );
-    const records: NodeRecord[] = pending.map(({ embedText: _text, ...r }, i) => ({ ...r, vector: vectors[i]! }));
-    const changed = await this.index.replaceDocument(w.uri, records);
-    return { status: 'applied', contentHash: hash, nodes: changed ? records.length : 0, changed };
+    return { kind: 'embed', uri: w.uri, hash, pending };
   }
 
   private async embed(texts: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {

@@ -48,6 +48,10 @@ describe('IngestConsumer', () => {
   let receipts: WriteReceipt[];
   let consumer: IngestConsumer;
   let failStore: boolean;
+  /** Documents the store refuses to write (alone or in a batch). */
+  let refused: Set<string>;
+  /** Documents per replaceDocuments call. */
+  let storeBatches: number[];
   const embedder = new LexicalEmbedder({ dimension: 256 });
 
   beforeEach(async () => {
@@ -56,15 +60,22 @@ describe('IngestConsumer', () => {
     notices = [];
     receipts = [];
     failStore = false;
+    refused = new Set();
+    storeBatches = [];
     const bus = {
-      consume: async () => ({ stop: async () => undefined }),
+      consumeBatches: async () => ({ stop: async () => undefined }),
       notifyDone: async (n: DoneNotice) => void notices.push(n),
       putReceipt: async (r: WriteReceipt) => void receipts.push(r),
     } as unknown as EventBus;
     const flaky = Object.create(index) as EmbeddedVectorIndex;
     flaky.replaceDocument = async (u, r) => {
-      if (failStore) throw new Error('store down');
+      if (failStore || refused.has(u)) throw new Error('store down');
       return index.replaceDocument(u, r);
+    };
+    flaky.replaceDocuments = async (docs) => {
+      storeBatches.push(docs.length);
+      if (failStore || docs.some((d) => refused.has(d.docUri))) throw new Error('store down');
+      return index.replaceDocuments(docs);
     };
     const applier = new Applier({ index: flaky, embedder });
     consumer = await IngestConsumer.start({ bus, applier, book: new WriteStatusBook(), log: pino({ level: 'silent' }) }, { maxDeliver: 3, ackWaitMs: 1000, retryDelayMs: 100 });
@@ -115,6 +126,52 @@ describe('IngestConsumer', () => {
     expect(receipts).toEqual([expect.objectContaining({ id: 'w-x', state: 'failed', reason: 'INVALID_ARGUMENT' })]);
   });
 
+  it('applies a batch with one store write, then announces and acks each write', async () => {
+    const ds = [1, 2, 3, 4].map((i) => delivery(op(`v${i}`, { uri: `viking://resources/b${i}.md` }), i, 1, `viking://resources/b${i}.md`));
+    await consumer.handleBatch(ds.map((x) => x.d));
+    expect(storeBatches).toEqual([4]);
+    expect(ds.map((x) => x.settled)).toEqual(ds.map(() => [{ how: 'ack' }]));
+    expect(notices.map((n) => [n.id, n.status])).toEqual([1, 2, 3, 4].map((i) => [`w-v${i}`, 'applied']));
+    expect(receipts.map((r) => r.state)).toEqual(['applied', 'applied', 'applied', 'applied']);
+  });
+
+  it('settles a poisoned batch member alone: a malformed one is dead-lettered, one the store refuses is nak\'d, the neighbours land', async () => {
+    refused.add('viking://resources/refused.md');
+    const good1 = delivery(op('good one', { uri: 'viking://resources/g1.md' }), 1, 1, 'viking://resources/g1.md');
+    const malformed = delivery(op('bad', { identity: undefined, uri: 'viking://resources/m.md' }), 2, 1, 'viking://resources/m.md');
+    const storeFails = delivery(op('refused', { uri: 'viking://resources/refused.md' }), 3, 1, 'viking://resources/refused.md');
+    const good2 = delivery(op('good two', { uri: 'viking://resources/g2.md' }), 4, 1, 'viking://resources/g2.md');
+    await consumer.handleBatch([good1.d, malformed.d, storeFails.d, good2.d]);
+    expect([good1.settled, malformed.settled, storeFails.settled, good2.settled]).toEqual([
+      [{ how: 'ack' }],
+      [{ how: 'deadLetter', arg: 'identity.account_id is required' }],
+      [{ how: 'nak', arg: 100 }],
+      [{ how: 'ack' }],
+    ]);
+    expect(notices.map((n) => [n.id, n.status]).sort()).toEqual([
+      ['w-bad', 'failed'],
+      ['w-good one', 'applied'],
+      ['w-good two', 'applied'],
+    ]);
+    const bodies = await index.get(['viking://resources/g1.md', 'viking://resources/refused.md', 'viking://resources/g2.md'], VIS, 'full');
+    expect(bodies.map((r) => (r as NodeRecord | null)?.body ?? null)).toEqual(['good one', null, 'good two']);
+    // Its last attempt dead-letters it and announces the failure; nothing else changes.
+    const last = delivery(op('refused', { uri: 'viking://resources/refused.md' }), 3, 3, 'viking://resources/refused.md');
+    await consumer.handleBatch([last.d]);
+    expect(last.settled).toEqual([{ how: 'deadLetter', arg: expect.stringContaining('store down') }]);
+    expect(notices.at(-1)).toMatchObject({ id: 'w-refused', status: 'failed', reason: 'UNAVAILABLE' });
+  });
+
+  it('skips a stale redelivery in a batch and applies the rest', async () => {
+    await consumer.handle(delivery(op('v1'), 1).d);
+    await consumer.handle(delivery(op('v2'), 2).d);
+    const late = delivery(op('v1'), 1, 2);
+    const other = delivery(op('other', { uri: 'viking://resources/o.md' }), 3, 1, 'viking://resources/o.md');
+    await consumer.handleBatch([late.d, other.d]);
+    expect([late.settled, other.settled]).toEqual([[{ how: 'ack' }], [{ how: 'ack' }]]);
+    expect(await body()).toBe('v2');
+  });
+
   // Issue 12, item 9: four 16 MiB writes at once peaked at 1.78 GB; large writes now take turns.
   it('applies large writes one at a time, small ones beside them', async () => {
     let inFlight = 0;
@@ -127,8 +184,13 @@ describe('IngestConsumer', () => {
       if (large) inFlight--;
       return index.replaceDocument(u, r);
     };
+    let batchedLarge = 0;
+    slow.replaceDocuments = async (docs) => {
+      if (docs.some((d) => d.records.some((x) => x.body.length >= LARGE))) batchedLarge++;
+      return index.replaceDocuments(docs);
+    };
     const gated = await IngestConsumer.start(
-      { bus: { consume: async () => ({ stop: async () => undefined }), notifyDone: async () => undefined, putReceipt: async () => undefined } as unknown as EventBus, applier: new Applier({ index: slow, embedder }), book: new WriteStatusBook(), log: pino({ level: 'silent' }) },
+      { bus: { consumeBatches: async () => ({ stop: async () => undefined }), notifyDone: async () => undefined, putReceipt: async () => undefined } as unknown as EventBus, applier: new Applier({ index: slow, embedder }), book: new WriteStatusBook(), log: pino({ level: 'silent' }) },
       { maxDeliver: 3, ackWaitMs: 30_000 },
     );
     const big = 'word '.repeat(LARGE / 5 + 1);
@@ -136,5 +198,12 @@ describe('IngestConsumer', () => {
     await Promise.all(ds.map((x) => gated.handle(x.d)));
     expect(ds.map((x) => x.settled)).toEqual([[{ how: 'ack' }], [{ how: 'ack' }], [{ how: 'ack' }]]);
     expect(peak).toBe(1);
+    // In one batch too: the large ones one at a time, each on its own, beside the small one.
+    const batch = [4, 5].map((i) => delivery(op(`${i}${big}`, { writeId: `big-${i}`, uri: `viking://resources/big${i}.md` }), i, 1, `viking://resources/big${i}.md`));
+    const small = delivery(op('small', { uri: 'viking://resources/small.md' }), 6, 1, 'viking://resources/small.md');
+    await gated.handleBatch([...batch.map((x) => x.d), small.d]);
+    expect([...batch, small].map((x) => x.settled)).toEqual([[{ how: 'ack' }], [{ how: 'ack' }], [{ how: 'ack' }]]);
+    expect(peak).toBe(1);
+    expect(batchedLarge).toBe(0);
   }, 60_000);
 });

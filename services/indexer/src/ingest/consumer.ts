@@ -1,18 +1,23 @@
 /**
- * The ingest consumer: `ctxmesh.ingest.>` under the durable `indexer`, explicit ack.
+ * The ingest consumer: `ctxmesh.ingest.>` under the durable `indexer`, explicit ack, in batches
+ * (`EventBus.consumeBatches`: up to `batchSize` messages, one per URI, waiting at most
+ * `batchWaitMs` for a batch to fill).
  *
- * Per delivery: decode and validate the `indexer.WriteOp`; apply it; announce the outcome
- * (`notifyDone`, so a gateway waiting with `wait:true` answers); ack only after the write has
- * landed. Final answers are never retried: a malformed message is dead-lettered with its error
- * (poison), a refused write (`create` on an existing URI → ALREADY_EXISTS) is announced and
- * acked. Anything else (store or embedder down) is transient: nak with back-off, and after
- * `maxDeliver` attempts dead-letter and announce the failure.
+ * Per batch: decode and validate each `indexer.WriteOp`; apply the batch's writes together
+ * (`Applier.applyBatch`: shared embedder calls, one store write; large writes one at a time on
+ * their own); then, per write, announce the outcome (`notifyDone`, so a gateway waiting with
+ * `wait:true` answers) and ack — only after the write has landed, so `wait:true` still answers
+ * once that write is searchable. Final answers are never retried: a malformed message is
+ * dead-lettered with its error (poison), a refused write (`create` on an existing URI →
+ * ALREADY_EXISTS) is announced and acked. Anything else (store or embedder down) is transient:
+ * that write alone is nak'd with back-off, and after `maxDeliver` attempts dead-lettered with
+ * its failure announced; its neighbours in the batch are settled on their own.
  */
 import type { indexer } from '@ctxmesh/proto';
 import type { Consumer, Delivery, DoneNotice, EventBus, WriteReceipt } from '@ctxmesh/stores';
-import { ingestEvents } from '@ctxmesh/telemetry';
+import { ingestBatchSize, ingestEvents } from '@ctxmesh/telemetry';
 import type { Logger } from 'pino';
-import type { Applier, ApplyResult } from '../domain/apply';
+import type { Applier, ApplyResult, BatchOutcome } from '../domain/apply';
 import type { WriteStatusBook } from '../domain/status';
 import { MalformedWriteError, decodeWriteOp, validateWrite, type ValidWrite } from '../domain/write';
 
@@ -30,6 +35,14 @@ const SEQ_MEMORY = 50_000;
  * (a 16 MiB write cost ~630 MB; four at once peaked at 1.78 GB).
  */
 export const LARGE_WRITE_CHARS = 1024 * 1024;
+
+/** A delivery whose write was decoded, validated and is not a stale redelivery. */
+interface Admitted {
+  d: Delivery;
+  write: ValidWrite;
+  /** Ordering key (the message's, else the write's URI). */
+  key: string;
+}
 
 /** A one-at-a-time gate (FIFO). */
 class Gate {
@@ -56,8 +69,12 @@ export interface IngestConsumerOptions {
   maxDeliver: number;
   /** Ack wait, ms: an unacked delivery (a crashed indexer) is redelivered after it. */
   ackWaitMs: number;
-  /** Writes applied at once (always one per URI). @default 8 */
+  /** Batches applied at once (each holds at most one write per URI). @default 1 */
   concurrency?: number;
+  /** Most writes in one batch. @default 64 */
+  batchSize?: number;
+  /** How long a batch that is not full waits for more writes, ms. @default 5 */
+  batchWaitMs?: number;
   /** First retry delay after a transient failure, ms; doubles per attempt up to 30 s. @default 1000 */
   retryDelayMs?: number;
 }
@@ -95,7 +112,7 @@ export class IngestConsumer {
   /** Subscribe the durable and start handling deliveries. */
   static async start(deps: IngestConsumerDeps, opts: IngestConsumerOptions): Promise<IngestConsumer> {
     const c = new IngestConsumer(deps, opts);
-    c.consumer = await deps.bus.consume(
+    c.consumer = await deps.bus.consumeBatches(
       {
         durable: opts.durable ?? INGEST_DURABLE,
         subjects: opts.subjects ?? INGEST_SUBJECTS,
@@ -103,8 +120,10 @@ export class IngestConsumer {
         ackWaitMs: opts.ackWaitMs,
         concurrency: opts.concurrency,
         retryDelayMs: opts.retryDelayMs,
+        maxBatch: opts.batchSize,
+        maxWaitMs: opts.batchWaitMs,
       },
-      (d) => c.handle(d),
+      (ds) => c.handleBatch(ds),
     );
     return c;
   }
@@ -115,19 +134,66 @@ export class IngestConsumer {
     this.consumer = null;
   }
 
+  /**
+   * Handle a batch of deliveries (at most one per key): the small writes are applied together,
+   * each large one on its own and one at a time; every delivery is then settled on its own.
+   * Exposed for the bus; never throws for a write's own failure.
+   */
+  async handleBatch(ds: readonly Delivery[]): Promise<void> {
+    const admitted = await Promise.allSettled(ds.map((d) => this.admit(d)));
+    const small: Admitted[] = [];
+    const large: Admitted[] = [];
+    const failed: Array<Promise<void>> = [];
+    admitted.forEach((a, i) => {
+      if (a.status === 'rejected') failed.push(this.retryOrGiveUp(ds[i]!, a.reason));
+      else if (a.value !== null) (a.value.write.content.length >= LARGE_WRITE_CHARS ? large : small).push(a.value);
+    });
+    const together = async (): Promise<void> => {
+      if (small.length === 0) return;
+      ingestBatchSize.observe(small.length);
+      const outcomes = await this.deps.applier.applyBatch(small.map((a) => a.write));
+      await this.all(small.map((a, i) => this.settle(a, outcomes[i]!)));
+    };
+    await this.all([together(), ...large.map((a) => this.applyAlone(a)), ...failed]);
+  }
+
+  /** Wait for every promise; a failure (the bus refusing an ack or a nak) is logged, never thrown, so it cannot unsettle a neighbour. */
+  private async all(ps: ReadonlyArray<Promise<void>>): Promise<void> {
+    for (const r of await Promise.allSettled(ps)) {
+      if (r.status === 'rejected') this.deps.log.warn({ err: r.reason }, 'settling an ingest delivery failed; the bus redelivers it');
+    }
+  }
+
+  /** A delivery that could not even be read (not a malformed write: an unexpected error): retry it, or give up on its last attempt. */
+  private async retryOrGiveUp(d: Delivery, err: unknown): Promise<void> {
+    this.deps.log.error({ err, seq: d.seq }, 'ingest delivery could not be read');
+    if (d.attempt >= this.opts.maxDeliver) await d.deadLetter(errorText(err));
+    else await d.nak(Math.min((this.opts.retryDelayMs ?? 1000) * 2 ** (d.attempt - 1), MAX_BACKOFF_MS));
+  }
+
   /** Handle one delivery (exposed for the bus; never throws for a write's own failure). */
   async handle(d: Delivery): Promise<void> {
-    const log = this.deps.log;
+    const a = await this.admit(d);
+    if (a !== null) await this.applyAlone(a);
+  }
+
+  /**
+   * Decode and validate a delivery. A malformed one is dead-lettered, and a redelivery of a write
+   * already applied is acked: both are settled here (null).
+   */
+  private async admit(d: Delivery): Promise<Admitted | null> {
     let write: ValidWrite;
     try {
       const op = decodeWriteOp(d.message.data);
       try {
         write = validateWrite(op, d.message.id);
       } catch (err) {
-        return await this.poison(d, op.writeId || d.message.id, err, op);
+        await this.poison(d, op.writeId || d.message.id, err, op);
+        return null;
       }
     } catch (err) {
-      return await this.poison(d, d.message.id, err);
+      await this.poison(d, d.message.id, err);
+      return null;
     }
 
     const key = d.message.key || write.uri;
@@ -136,17 +202,35 @@ export class IngestConsumer {
       // A transport redelivery of a write this process already applied, after later writes
       // of the URI: applying it again would roll the node back.
       ingestEvents.labels('duplicate').inc();
-      log.debug({ seq: d.seq, key }, 'skipping a write already applied');
+      this.deps.log.debug({ seq: d.seq, key }, 'skipping a write already applied');
       await d.ack();
-      return;
+      return null;
     }
-
     this.deps.book.pending(write.writeId);
-    let result: ApplyResult;
+    return { d, write, key };
+  }
+
+  /** Apply one write on its own (a large one after every earlier large one), then settle it. */
+  private async applyAlone(a: Admitted): Promise<void> {
+    const w = a.write;
+    let outcome: BatchOutcome;
     try {
-      const w = write;
-      result = w.content.length >= LARGE_WRITE_CHARS ? await this.largeWrites.run(() => this.deps.applier.apply(w)) : await this.deps.applier.apply(w);
+      const result = w.content.length >= LARGE_WRITE_CHARS ? await this.largeWrites.run(() => this.deps.applier.apply(w)) : await this.deps.applier.apply(w);
+      outcome = { status: 'fulfilled', value: result };
     } catch (err) {
+      outcome = { status: 'rejected', reason: err };
+    }
+    await this.settle(a, outcome);
+  }
+
+  /**
+   * Settle one delivery from its write's outcome: applied or refused → record, announce, ack;
+   * failed → nak with back-off, or on the last attempt dead-letter and announce the failure.
+   */
+  private async settle({ d, write, key }: Admitted, outcome: BatchOutcome): Promise<void> {
+    const log = this.deps.log;
+    if (outcome.status === 'rejected') {
+      const err: unknown = outcome.reason;
       const text = errorText(err);
       if (d.attempt >= this.opts.maxDeliver) {
         ingestEvents.labels('dead_letter').inc();
@@ -163,6 +247,7 @@ export class IngestConsumer {
       return;
     }
 
+    const result = outcome.value;
     this.remember(key, d.seq);
     ingestEvents.labels(result.status).inc();
     this.deps.book.settle(write.writeId, {

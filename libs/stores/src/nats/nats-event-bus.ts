@@ -128,6 +128,8 @@ export class NatsEventBus implements EventBus {
   private readonly waits = new Set<(err: Error) => void>();
   private readonly timeoutMs: number;
   private closed = false;
+  /** The shared flush of the notices published in this turn (see {@link notifyDone}). */
+  private pendingFlush: Promise<void> | null = null;
   /** False from a `disconnect` status until the next `reconnect`: publishes then fail at once. */
   private connected = true;
 
@@ -370,10 +372,26 @@ export class NatsEventBus implements EventBus {
     return `${this.opts.doneSubjectPrefix}.${id === '' ? '_' : Buffer.from(id).toString('base64url')}`;
   }
 
-  /** {@inheritDoc EventBus.notifyDone} */
+  /**
+   * {@inheritDoc EventBus.notifyDone}
+   *
+   * Resolves once the server has the notice (a PING round trip after it); notices published in
+   * one turn of the event loop (a batch's) share that round trip instead of one each.
+   */
   async notifyDone(notice: DoneNotice): Promise<void> {
     this.nc.publish(this.doneSubject(notice.id), JSON.stringify(notice));
-    await this.nc.flush();
+    await this.flushSoon();
+  }
+
+  /** One flush for everything published before the next microtask checkpoint. */
+  private flushSoon(): Promise<void> {
+    this.pendingFlush ??= new Promise<void>((resolve, reject) => {
+      queueMicrotask(() => {
+        this.pendingFlush = null;
+        this.nc.flush().then(resolve, reject);
+      });
+    });
+    return this.pendingFlush;
   }
 
   /** {@inheritDoc EventBus.awaitDone} */

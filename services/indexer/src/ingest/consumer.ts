@@ -152,7 +152,10 @@ export class IngestConsumer {
       if (small.length === 0) return;
       ingestBatchSize.observe(small.length);
       const outcomes = await this.deps.applier.applyBatch(small.map((a) => a.write));
-      await this.all(small.map((a, i) => this.settle(a, outcomes[i]!)));
+      // Every outcome announced first, then every delivery settled in one go, so a bus that
+      // talks to a server sends the batch's notices, and then its acks, together.
+      const settles = await Promise.allSettled(small.map((a, i) => this.decide(a, outcomes[i]!)));
+      await this.all(settles.map((r) => (r.status === 'fulfilled' ? r.value() : Promise.reject(r.reason))));
     };
     await this.all([together(), ...large.map((a) => this.applyAlone(a)), ...failed]);
   }
@@ -227,7 +230,15 @@ export class IngestConsumer {
    * Settle one delivery from its write's outcome: applied or refused → record, announce, ack;
    * failed → nak with back-off, or on the last attempt dead-letter and announce the failure.
    */
-  private async settle({ d, write, key }: Admitted, outcome: BatchOutcome): Promise<void> {
+  private async settle(a: Admitted, outcome: BatchOutcome): Promise<void> {
+    await (await this.decide(a, outcome))();
+  }
+
+  /**
+   * {@link settle} up to the bus call that settles the delivery: record and announce the outcome,
+   * and return that call (ack, nak or dead letter) for the caller to make.
+   */
+  private async decide({ d, write, key }: Admitted, outcome: BatchOutcome): Promise<() => Promise<void>> {
     const log = this.deps.log;
     if (outcome.status === 'rejected') {
       const err: unknown = outcome.reason;
@@ -237,14 +248,12 @@ export class IngestConsumer {
         log.error({ err, uri: write.uri, writeId: write.writeId, attempt: d.attempt }, 'write failed on every attempt; dead-lettered');
         this.deps.book.settle(write.writeId, { state: 'failed', contentHash: '', nodes: 0, reason: 'UNAVAILABLE', message: text });
         await this.notify({ id: write.writeId, status: 'failed', reason: 'UNAVAILABLE', message: text, nodes: 0 }, write);
-        await d.deadLetter(`failed after ${d.attempt} attempts: ${text}`);
-        return;
+        return () => d.deadLetter(`failed after ${d.attempt} attempts: ${text}`);
       }
       ingestEvents.labels('retry').inc();
       log.warn({ err, uri: write.uri, writeId: write.writeId, attempt: d.attempt }, 'write failed; will retry');
       const base = this.opts.retryDelayMs ?? 1000;
-      await d.nak(Math.min(base * 2 ** (d.attempt - 1), MAX_BACKOFF_MS));
-      return;
+      return () => d.nak(Math.min(base * 2 ** (d.attempt - 1), MAX_BACKOFF_MS));
     }
 
     const result = outcome.value;
@@ -260,7 +269,7 @@ export class IngestConsumer {
     // Announce before acking: if the ack is lost the write is redelivered and (being
     // idempotent) announced again, whereas a notice lost after an ack would leave a waiter hanging.
     await this.notify(noticeOf(write.writeId, result), write);
-    await d.ack();
+    return () => d.ack();
   }
 
   private async poison(d: Delivery, id: string, err: unknown, op?: indexer.WriteOp): Promise<void> {

@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import type { CommandOptions, Flags } from './args';
 import { fetchDeadLetters, formatDeadLetters } from './dead-letters';
 import { GatewayUrlError, identifyGateway, isUp, normalizeGatewayUrl } from './http';
-import { formatSummary, planIngest, runIngest } from './ingest';
+import { DEFAULT_INGEST_CONCURRENCY, formatSummary, planIngest, runIngest } from './ingest';
 import { runSearch, type SearchArgs } from './search';
 
 type Env = Record<string, string | undefined>;
@@ -93,7 +93,7 @@ viking://resources/<folder>/… (code files get their outline as overview).
 options:
   --user U            the user whose memories are written (default $CTXMESH_USER or "default")
   --prefix URI        resource prefix instead of viking://resources/<folder> (e.g. viking://resources/docs)
-  --concurrency N     writes in flight (default 8)
+  --concurrency N     writes in flight (default 32; the indexer applies what is in flight in batches)
   --url URL           the gateway (http://host:port or host:port); default $CTXMESH_URL, else
                       http://127.0.0.1:$GATEWAY_PORT (1933) when a ctxmesh gateway answers there,
                       else the mesh runs in process on $CTXMESH_DATA_DIR for the command
@@ -128,7 +128,7 @@ export async function ingestCommand(positionals: string[], flags: Flags, env: En
   if (!s?.isDirectory()) throw new Error(`not a directory: ${dir}`);
   const user = str(flags.user) ?? env.CTXMESH_USER ?? 'default';
   const { items, skipped } = await planIngest(dir, { user, prefix: str(flags.prefix) });
-  const concurrency = int(flags.concurrency, 'concurrency') ?? 8;
+  const concurrency = int(flags.concurrency, 'concurrency') ?? DEFAULT_INGEST_CONCURRENCY;
   return withGateway(flags, env, say, async (url, apiKey) => {
     const tty = process.stderr.isTTY;
     const bar = tty ? new SingleBar({ format: 'ingest |{bar}| {value}/{total} {file}', hideCursor: true }, Presets.shades_classic) : null;

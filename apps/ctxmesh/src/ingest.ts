@@ -85,8 +85,18 @@ export interface IngestSummary {
 /** Progress callback: (done, total, current path). */
 export type Progress = (done: number, total: number, current: string) => void;
 
-/** Write every planned file (concurrency 8, each waiting until indexed). */
-export async function runIngest(items: IngestItem[], client: ClientOptions, onProgress: Progress, concurrency = 8): Promise<Omit<IngestSummary, 'skipped'>> {
+/**
+ * Writes in flight by default: the indexer applies what has arrived in batches (shared embedder
+ * calls, one store write), so more writes in flight make larger, cheaper batches (measured on the
+ * 2-core machine: 8 → 141 files/s, 32 → 184, 64 → 225, in-process bus, under load).
+ */
+export const DEFAULT_INGEST_CONCURRENCY = 32;
+
+/**
+ * Write every planned file, `concurrency` at a time, each waiting until indexed.
+ * @param concurrency writes in flight @default DEFAULT_INGEST_CONCURRENCY
+ */
+export async function runIngest(items: IngestItem[], client: ClientOptions, onProgress: Progress, concurrency = DEFAULT_INGEST_CONCURRENCY): Promise<Omit<IngestSummary, 'skipped'>> {
   const started = Date.now();
   const out = { files: items.length, written: 0, unchanged: 0, failed: [] as Array<{ path: string; reason: string }>, byKind: {} as Record<string, number>, bytes: 0 };
   let next = 0;

@@ -135,6 +135,19 @@ describe('the mesh, end to end', () => {
     );
   });
 
+  it('answers each write of a concurrent burst with wait only once that write is readable and searchable', async () => {
+    const uris = Array.from({ length: 24 }, (_, i) => `viking://resources/corpus/burst/note-${i}.md`);
+    const seen = await Promise.all(
+      uris.map(async (uri, i) => {
+        await post('/api/v1/content/write', { uri, content: `Burst note ${i} about the quokka${i} colony.`, wait: true });
+        return callGateway<string>(client(), 'GET', `/api/v1/content/read?uri=${encodeURIComponent(uri)}`);
+      }),
+    );
+    expect(seen).toEqual(uris.map((_, i) => `Burst note ${i} about the quokka${i} colony.`));
+    const r = await post<ListResult>('/api/v1/search/find', { query: 'quokka17 colony', limit: 3 });
+    expect(r.resources[0]?.uri).toBe(uris[17]);
+  });
+
   it('deletes a directory subtree; its files are no longer found', async () => {
     const before = await post<ListResult>('/api/v1/search/find', { query: 'Redis snapshots and Qdrant collection snapshots', limit: 3 });
     expect(before.resources[0]?.uri).toBe('viking://resources/corpus/docs/en/backups.md');

@@ -34,7 +34,7 @@ export const schema = {
   /** Most writes the ingest consumer applies in one batch (shared embedder calls, one store write). */
   INDEXER_BATCH_SIZE: env.int(64, 1, 1000),
   /** How long a batch that is not full waits for more writes, ms (0: apply what is there at once). */
-  INDEXER_BATCH_WAIT_MS: env.int(5, 0, 10_000),
+  INDEXER_BATCH_WAIT_MS: env.int(10, 0, 10_000),
   /** First retry delay after a transient failure, ms (doubles per attempt, at most 30 s). */
   INDEXER_RETRY_DELAY_MS: env.int(1000, 1, 60_000),
   /** Texts per embedder call. */

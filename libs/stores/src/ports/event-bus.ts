@@ -120,7 +120,7 @@ export interface ConsumeOptions {
 /** Default most messages in one batch of {@link EventBus.consumeBatches}. */
 export const DEFAULT_MAX_BATCH = 64;
 /** Default wait for a batch to fill, ms ({@link BatchConsumeOptions.maxWaitMs}). */
-export const DEFAULT_BATCH_WAIT_MS = 5;
+export const DEFAULT_BATCH_WAIT_MS = 10;
 
 /** Options of {@link EventBus.consumeBatches}. */
 export interface BatchConsumeOptions extends ConsumeOptions {
@@ -133,7 +133,7 @@ export interface BatchConsumeOptions extends ConsumeOptions {
   maxBatch?: number;
   /**
    * How long a batch that is not full waits for more messages, ms from when its oldest message
-   * became ready; 0 hands over whatever is ready as soon as a batch slot is free. @default 5
+   * became ready; 0 hands over whatever is ready as soon as a batch slot is free. @default 10
    */
   maxWaitMs?: number;
 }

@@ -73,7 +73,7 @@ export interface IngestConsumerOptions {
   concurrency?: number;
   /** Most writes in one batch. @default 64 */
   batchSize?: number;
-  /** How long a batch that is not full waits for more writes, ms. @default 5 */
+  /** How long a batch that is not full waits for more writes, ms. @default 10 */
   batchWaitMs?: number;
   /** First retry delay after a transient failure, ms; doubles per attempt up to 30 s. @default 1000 */
   retryDelayMs?: number;

@@ -16,5 +16,5 @@ export * from './qdrant';
 export * from './traces';
 export * from './caller-scope';
 export { LexicalIndex, type LexicalQueryTerm, type LexicalRow, type LexicalTopKStats, type PreparedLexicalQuery } from './embedded/lexical-index';
-export { decodeTermCounts } from './embedded/lexical-rerank';
+export * from './ranking';
 export { DEFAULT_ANN_OPTIONS, type AnnOptions } from './embedded/ann';

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { type EmbeddedDb, openEmbeddedDb } from './db';
 import { LexicalIndex, type LexicalRow } from './lexical-index';
-import { BLOCK_SIZE, bm25Idf, bm25Tf, decodeBlock, encodeBlock } from './postings';
+import { lexicalTerms } from '@ctxmesh/embedder';
+import { bm25Idf, bm25Tf } from '../ranking/bm25';
+import { QueryScorer, QueryTerms, dfKey } from '../ranking/query';
+import { DocTerms, termCounts } from '../ranking/terms';
+import { DEFAULT_TUNING } from '../tuning';
+import { BLOCK_SIZE, decodeBlock, encodeBlock } from './postings';
 
 const dbs: EmbeddedDb[] = [];
 afterAll(() => {
@@ -86,6 +91,45 @@ describe('LexicalIndex', () => {
         },
       ),
       { numRuns: 150 },
+    );
+  });
+
+  it('scores as the shared ranking does from the rows’ term counts: one BM25 for every engine', () => {
+    const words = ['lighthouse', 'keeper', 'Harbor', 'lantern', 'quartz', 'danced', '魔术表演', '猫', '小猫咪', '圣诞节晚会', '晚会', 'Redis', '连接超时'];
+    const text = fc.array(fc.constantFrom(...words), { minLength: 1, maxLength: 12 }).map((xs) => xs.join(' '));
+    fc.assert(
+      fc.property(fc.array(text, { minLength: 1, maxLength: 60 }), text, fc.integer({ min: 1, max: 30 }), (texts, q, k) => {
+        const { lex } = freshIndex();
+        const counts = texts.map((t) => termCounts(lexicalTerms(t)));
+        lex.add(counts.map((c, i) => ({ id: i + 1, account: 'a', ...c })));
+        const docs = counts.map((c) => new DocTerms(c, DEFAULT_TUNING.minorWeight));
+        const { rows, tokens } = lex.rowStats('a');
+        const stats = {
+          docs: rows,
+          tokens,
+          df: (key: string) => {
+            const term = key.slice(2);
+            if (key[0] === '*') return counts.filter((c) => c.main.has(term) || c.minor.has(term)).length;
+            return lex.term('a', key[0] === '0' ? 0 : 1, term)?.df ?? 0;
+          },
+        };
+        expect(tokens).toBe(docs.reduce((s, d) => s + d.length, 0));
+        const scorer = new QueryScorer(new QueryTerms(q, DEFAULT_TUNING), stats, DEFAULT_TUNING);
+        for (const t of scorer.selected) expect(t.df).toBe(stats.df(dfKey(t.cls, t.term)));
+        const prepared = lex.resolve(
+          scorer.selected.map((t) => ({ row: lex.term('a', t.cls, t.term)!, w: t.w, colWeight: t.colWeight })),
+          scorer.avgLen,
+        );
+        const want = docs.map((d, i) => ({ id: i + 1, score: scorer.bm25(d) })).filter((h) => h.score > 0);
+        want.sort((a, b) => b.score - a.score || a.id - b.id);
+        const got = prepared ? lex.topK(prepared, k) : [];
+        expect(got.length).toBe(Math.min(k, want.length));
+        got.forEach((h, i) => {
+          expect(h.score).toBeCloseTo(want[i]!.score, 9);
+          expect(h.score).toBeCloseTo(scorer.bm25(docs[h.id - 1]!), 9);
+        });
+      }),
+      { numRuns: 100 },
     );
   });
 

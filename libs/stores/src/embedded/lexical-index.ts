@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { EmbeddedDb } from './db';
-import { BLOCK_SIZE, type Block, bm25Idf, bm25Tf, decodeBlock, encodeBlock } from './postings';
+import { bm25Idf, bm25Tf } from '../ranking/bm25';
+import type { TermClass } from '../ranking/query';
+import { BLOCK_SIZE, type Block, decodeBlock, encodeBlock } from './postings';
 
 /**
  * Tables of the block-max inverted index (schema 4). A term is (account, class, term) — class 0
@@ -20,8 +22,7 @@ export const LEXICAL_INDEX_DDL = `
   CREATE TABLE IF NOT EXISTS vi_lex_version(id INTEGER PRIMARY KEY CHECK (id = 1), ver INTEGER NOT NULL);
 `;
 
-/** Term class: a main term (stemmed word, CJK bigram) or a minor one (CJK unigram). */
-export type TermClass = 0 | 1;
+export type { TermClass };
 
 /** One row's lexical terms, as written or removed. */
 export interface LexicalRow {
@@ -40,6 +41,24 @@ export interface LexicalQueryTerm {
   term: string;
   /** How often the query counts it (a capitalised term counts `capitalizedWeight` times). */
   repeat: number;
+}
+
+/** A term of an account as the index stores it. */
+export interface LexicalTermRow {
+  tid: number;
+  /** Rows holding the term. */
+  df: number;
+  /** Version of the last write that changed it. */
+  ver: number;
+}
+
+/** A query term resolved and weighed for a top-k run. */
+export interface WeightedLexicalTerm {
+  row: LexicalTermRow;
+  /** Its BM25 weight: repeat × idf. */
+  w: number;
+  /** Multiplier of its frequency (FTS5's column weight). */
+  colWeight: number;
 }
 
 /** What a top-k run did (the bench and tests read it: cost must grow with k and the rarest terms). */
@@ -338,6 +357,17 @@ export class LexicalIndex {
 
   // ------------------------------------------------------------------ queries
 
+  /** Rows of an account in the index and the sum of their BM25 lengths (zeros for an account without rows). */
+  rowStats(account: string): { rows: number; tokens: number } {
+    const r = this.st.rows.get(account) as { rows: number; tokens: number } | undefined;
+    return r ?? { rows: 0, tokens: 0 };
+  }
+
+  /** One term of an account: its id, document frequency and version, or undefined when no row holds it. */
+  term(account: string, cls: TermClass, term: string): LexicalTermRow | undefined {
+    return this.st.tid.get(account, cls, term) as LexicalTermRow | undefined;
+  }
+
   /**
    * Resolve a query's terms against one account: document frequencies, IDF, and the block
    * headers with each block's bound. Terms the account does not hold are left out.
@@ -345,10 +375,9 @@ export class LexicalIndex {
    * @param maxDfFraction terms in more than this share of the account's rows are left out when rarer ones exist (they only cost time)
    */
   prepare(account: string, terms: readonly LexicalQueryTerm[], minorWeight: number, maxDfFraction = 1): PreparedLexicalQuery | null {
-    const stats = this.st.rows.get(account) as { rows: number; tokens: number } | undefined;
-    if (!stats || stats.rows <= 0 || terms.length === 0) return null;
+    const stats = this.rowStats(account);
+    if (stats.rows <= 0 || terms.length === 0) return null;
     const n = stats.rows;
-    const avgLen = stats.tokens / n;
     const want = new Map<string, LexicalQueryTerm>();
     for (const t of terms) {
       const k = `${t.cls}\u0000${t.term}`;
@@ -356,21 +385,34 @@ export class LexicalIndex {
       want.set(k, cur ? { ...cur, repeat: cur.repeat + t.repeat } : t);
     }
     // One indexed lookup per term (a join on json_each is planned as a scan of every term).
-    const all: Array<{ tid: number; q: LexicalQueryTerm; df: number; ver: number }> = [];
+    const all: Array<{ row: LexicalTermRow; q: LexicalQueryTerm }> = [];
     for (const q of want.values()) {
-      const f = this.st.tid.get(account, q.cls, q.term) as { tid: number; df: number; ver: number } | undefined;
-      if (f && f.df > 0) all.push({ tid: f.tid, q, df: f.df, ver: f.ver });
+      const row = this.term(account, q.cls, q.term);
+      if (row && row.df > 0) all.push({ row, q });
     }
-    const specific = all.filter((f) => f.df <= maxDfFraction * n);
-    const out: ResolvedTerm[] = [];
+    const specific = all.filter((f) => f.row.df <= maxDfFraction * n);
+    const weighted: WeightedLexicalTerm[] = [];
     for (const f of specific.length > 0 ? specific : all) {
       const colWeight = f.q.cls === 0 ? 1 : minorWeight;
       if (!(colWeight > 0)) continue;
-      const w = f.q.repeat * bm25Idf(f.df, n);
-      const tb = this.blocksOf(f.tid, f.ver, avgLen, colWeight);
+      weighted.push({ row: f.row, w: f.q.repeat * bm25Idf(f.row.df, n), colWeight });
+    }
+    return this.resolve(weighted, stats.tokens / n);
+  }
+
+  /**
+   * A query of terms already weighed (the shared ranking's selection, `QueryScorer.selected`):
+   * the block headers of each with each block's bound for the account's mean row length.
+   * @param avgLen mean BM25 row length of the account
+   * @returns null when no term is given
+   */
+  resolve(terms: readonly WeightedLexicalTerm[], avgLen: number): PreparedLexicalQuery | null {
+    const out: ResolvedTerm[] = [];
+    for (const { row, w, colWeight } of terms) {
+      const tb = this.blocksOf(row.tid, row.ver, avgLen, colWeight);
       const ub = new Float64Array(tb.tfBound.length);
       for (let i = 0; i < ub.length; i++) ub[i] = w * tb.tfBound[i]!;
-      out.push({ tid: f.tid, df: f.df, w, colWeight, tb, ub });
+      out.push({ tid: row.tid, df: row.df, w, colWeight, tb, ub });
     }
     return out.length > 0 ? { terms: out, avgLen } : null;
   }

@@ -1,6 +1,7 @@
 /**
  * Postings blocks of the embedded lexical index: the encoding of one block of a term's
- * postings list, and the BM25 term weight the block-max bounds are computed with.
+ * postings list (BM25 itself, whose bounds the index computes, is the shared ranking's:
+ * `ranking/bm25.ts`).
  *
  * A block holds up to {@link BLOCK_SIZE} postings of one term, in ascending row id; each posting
  * is (row id, term frequency, row length). Encoded as the id deltas from the block's first id
@@ -12,15 +13,9 @@
 /** Postings per full block. Small enough that rewriting a block on a write is cheap, large enough that a query skips many postings per bound. */
 export const BLOCK_SIZE = 128;
 
-/** BM25 `k1` and `b`, FTS5's defaults (the lexical leg's order before issue 13 was FTS5's `bm25()`). */
-export const BM25_K1 = 1.2;
-/** See {@link BM25_K1}. */
-export const BM25_B = 0.75;
+import { MAX_LEN, MAX_TF } from '../ranking/bm25';
 
-/** Highest term frequency a posting stores (a larger one is stored as this). */
-export const MAX_TF = 255;
-/** Highest row length a posting stores. */
-export const MAX_LEN = 65_535;
+export { MAX_LEN, MAX_TF };
 
 /** One decoded block: parallel arrays, ascending ids. */
 export interface Block {
@@ -86,25 +81,4 @@ export function decodeBlock(data: Uint8Array, first: number, n: number): Block {
     at += 2;
   }
   return { ids, tfs, lens };
-}
-
-/**
- * BM25's saturated, length-normalised term frequency: `tf·(k1+1) / (tf + k1·(1 − b + b·len/avgLen))`.
- * Increasing in `tf` and decreasing in `len`, so the largest frequency and the shortest row of
- * a block bound every posting of it.
- * @param tf weighted term frequency (> 0)
- * @param len row length in tokens
- * @param avgLen mean row length of the account
- */
-export function bm25Tf(tf: number, len: number, avgLen: number): number {
-  return (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * len) / avgLen));
-}
-
-/**
- * BM25's inverse document frequency as FTS5 computes it: `ln((n − df + 0.5) / (df + 0.5))`,
- * and 1e-6 where that is not positive (a term in half the rows or more).
- */
-export function bm25Idf(df: number, n: number): number {
-  const idf = Math.log((n - df + 0.5) / (df + 0.5));
-  return idf > 0 ? idf : 1e-6;
 }

@@ -2,7 +2,7 @@ import { lexicalTerms } from '@ctxmesh/embedder';
 import { IndexDimensionMismatchError } from '../ports/errors';
 import type { EmbeddedDb } from './db';
 import { LEXICAL_INDEX_DDL, LexicalIndex, type LexicalRow } from './lexical-index';
-import { type TermCounts, decodeTermCounts, termCounts } from './lexical-rerank';
+import { type TermCounts, decodeTermCounts, termCounts } from '../ranking/terms';
 import { lexicalSource } from './rows';
 
 /** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */

@@ -1,5 +1,6 @@
-import { monotoneScores, reciprocalRankFusion } from '../fusion';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
+import { type DenseCandidate, type TermsOf, legDepth, rank as rankSearch } from '../ranking/rank';
+import type { DocTerms } from '../ranking/terms';
 import type { HybridTuning } from '../tuning';
 import type { DenseAnn } from './ann';
 import { DenseBatch, annTopK, denseTopK } from './dense-leg';
@@ -95,7 +96,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
       picked.push({ slots: [], scores: [], shard });
       return;
     }
-    const legK = Math.max(tuning.legMin, limit * tuning.legFactor);
+    const legK = legDepth(limit, tuning);
 
     const tailSet = tail.length > 0 ? new Set(tail) : null;
     const sorted = shard.sortedUpTo;
@@ -128,48 +129,27 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
       lex = lexMemo.get(key) ?? ctx.lexical.query(q.text, shard);
       lexMemo.set(key, lex);
       const sharedK = Math.max(MIN_SHARED_LEXICAL, 2 * (deepest.get(key) ?? legK));
-      lexList = ctx.lexical.rerankHead(lex, shard, ctx.lexical.topK(lex, shard, inScope, legK, sharedK, ctx.stats), limit);
+      lexList = ctx.lexical.topK(lex, shard, inScope, legK, sharedK, ctx.stats);
     }
 
-    const lists: number[][] = [];
-    const weights: number[] = [];
-    if (denseList.length > 0) {
-      lists.push(denseList);
-      weights.push(tuning.denseWeight);
-    }
-    if (lexList.length > 0) {
-      lists.push(lexList);
-      weights.push(tuning.lexicalWeight);
-    }
-    const fused = reciprocalRankFusion(lists, { k: tuning.rrfK, weights }).slice(0, limit);
-    const slots = fused.map((f) => f.id);
-    let raw: number[];
-    if (cosOf) {
-      const f = cosOf;
-      raw = slots.map((s) => f(s));
-    } else if (lex) {
-      raw = ctx.lexical.lexicalScores(slots.map((s) => shard.ids[s]), lex.terms);
-    } else {
-      raw = slots.map(() => 0);
-    }
-    // Coverage floor (see HybridTuning.coverageWeight): a page that holds the whole question
-    // scores like a good match even when the cosine is diluted by everything else it says.
-    const cw = tuning.coverageWeight;
-    if (cw > 0 && lex && lex.scorer && slots.length > 0) {
-      const scorer = lex.scorer;
-      const cp = tuning.coveragePower;
+    // The shared ranking orders, fuses, scores and thresholds the candidates.
+    const terms: TermsOf<number> = (slots) => {
       const ids = slots.map((s) => shard.ids[s]);
-      const bags = ctx.bags.get(ids);
-      raw = raw.map((r, i) => Math.max(r, cw * Math.pow(scorer.coverage(bags.get(ids[i]) ?? new Map()), cp)));
-    }
-    const scores = monotoneScores(raw);
-    const threshold = q.scoreThreshold ?? null;
-    let n = scores.length;
-    if (threshold !== null && threshold !== undefined) {
-      n = 0;
-      while (n < scores.length && scores[n] >= threshold) n++;
-    }
-    picked.push({ slots: slots.slice(0, n), scores: scores.slice(0, n), shard });
+      const docs = ctx.bags.get(ids);
+      const out = new Map<number, DocTerms>();
+      slots.forEach((s, i) => {
+        const d = docs.get(ids[i]);
+        if (d) out.set(s, d);
+      });
+      return out;
+    };
+    const cos = cosOf;
+    const denseCands: Array<DenseCandidate<number>> = cos ? denseList.map((s) => ({ key: s, uri: shard.uri[s], cosine: cos(s) })) : [];
+    const ranked = rankSearch(
+      { limit, dense: denseCands, lexical: lexList.map((s) => ({ key: s, uri: shard.uri[s] })), scorer: lex?.scorer ?? null, terms, cosine: cos, threshold: q.scoreThreshold ?? null },
+      tuning,
+    );
+    picked.push({ slots: ranked.map((h) => h.key), scores: ranked.map((h) => h.score), shard });
   });
 
   // One payload read for the whole batch.

@@ -1,21 +1,22 @@
-import { bagOfEncoded, termBag } from './lexical-rerank';
+import { DocTerms } from '../ranking/terms';
 import { lexicalSource } from './rows';
 import type { Statements } from './statements';
 import type { RowMemo } from './sync';
 
-/** Rows whose term bags the index keeps in memory for the lexical re-ranking (least recently used go first). */
+/** Rows whose terms the index keeps in memory for the ranking (least recently used go first). */
 const BAG_MEMO_ROWS = 4096;
 
 /**
- * Term bags ({@link termBag}) of rows by id, for the lexical re-ranking and the coverage floor:
- * from a bounded memo (least recently used go first), else the term counts stored at write time
+ * The terms of rows by id ({@link DocTerms}: what the shared ranking reads of a row — BM25 of the
+ * lexical candidates, the TF-IDF re-ranking, the coverage floor, the lexical-only score): from a
+ * bounded memo (least recently used go first), else the term counts stored at write time
  * (`vi_bags`), else — rows written before that table existed — the row's text, re-tokenised.
  */
 export class TermBags implements RowMemo {
-  /** Term bags of rows by id (insertion order = recency). */
-  private readonly memo = new Map<number, Map<string, number>>();
+  /** Terms of rows by id (insertion order = recency). */
+  private readonly memo = new Map<number, DocTerms>();
 
-  /** @param minorWeight weight of CJK unigram terms in a bag */
+  /** @param minorWeight weight of CJK unigram terms (the tuning's) */
   constructor(
     private readonly st: Statements,
     private readonly minorWeight: number,
@@ -31,9 +32,9 @@ export class TermBags implements RowMemo {
     for (const id of ids) this.memo.delete(id);
   }
 
-  /** The bags of rows by id (rows that no longer exist are missing from the map). */
-  get(ids: number[]): Map<number, Map<string, number>> {
-    const out = new Map<number, Map<string, number>>();
+  /** The terms of rows by id (rows that no longer exist are missing from the map). */
+  get(ids: readonly number[]): Map<number, DocTerms> {
+    const out = new Map<number, DocTerms>();
     const fetch: number[] = [];
     for (const id of ids) {
       const bag = this.memo.get(id);
@@ -47,15 +48,15 @@ export class TermBags implements RowMemo {
     if (fetch.length > 0) {
       type BagRow = { id: number; terms: string | null; lexical_text: string | null; abstract: string | null; body: string | null; title: string | null };
       for (const r of this.st.bagsByIds.all(JSON.stringify(fetch)) as BagRow[]) {
-        let bag: Map<string, number> | null = null;
+        let bag: DocTerms | null = null;
         if (r.terms !== null) {
           try {
-            bag = bagOfEncoded(r.terms, this.minorWeight);
+            bag = DocTerms.decode(r.terms, this.minorWeight);
           } catch {
             bag = null;
           }
         }
-        bag ??= termBag(this.sourceOf(r.id, r), this.minorWeight);
+        bag ??= DocTerms.ofText(this.sourceOf(r.id, r), this.minorWeight);
         out.set(r.id, bag);
         this.memo.set(r.id, bag);
       }

@@ -4,7 +4,6 @@ import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQu
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
 import { LexicalIndex, type LexicalTopKStats } from './lexical-index';
-import type { TfIdfScorer } from './lexical-rerank';
 import { LexicalLeg } from './lexical-leg';
 import { IndexReader } from './reads';
 import { ScanCache } from './scan-cache';
@@ -131,7 +130,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.lexIndex = new LexicalIndex(db);
     this.writer = new IndexWriter(db, this.st, this.lexIndex, this.dimension, changeLogKeep);
     this.reader = new IndexReader(this.st, this.dimension);
-    this.lexical = new LexicalLeg(this.st, this.lexIndex, this.cache, this.tuning, this.bags);
+    this.lexical = new LexicalLeg(this.st, this.lexIndex, this.cache, this.tuning);
     const cache = this.cache;
     const st = this.st;
     this.anns =

@@ -3,7 +3,7 @@ import { InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import type { NodeRecord } from '../ports/vector-index';
 import type { EmbeddedDb } from './db';
 import type { LexicalIndex, LexicalRow } from './lexical-index';
-import { encodeTermCounts, termCounts } from './lexical-rerank';
+import { encodeTermCounts, termCounts } from '../ranking/terms';
 import { lexicalSource, vecBlob } from './rows';
 import { type StoredTermsRow, storedTermCounts } from './schema';
 import type { Statements } from './statements';

@@ -1,5 +1,5 @@
 import type { Schemas } from '@qdrant/js-client-rest';
-import { monotoneScores } from '../fusion';
+import { monotoneScores } from '../ranking/fusion';
 import { DEFAULT_TUNING } from '../tuning';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
 import { searchFilter } from './filter';

@@ -8,13 +8,14 @@ export interface RrfOptions {
 
 /**
  * Reciprocal-rank fusion: each id scores `Σ_lists w / (k + rank)` over the lists it appears in
- * (rank 1 = first). Ties keep the order of first appearance (lists in order, then rank).
+ * (rank 1 = first). Ties keep the order of first appearance (lists in order, then rank). Ids are
+ * compared as `Map` keys (numbers, strings).
  * The fused value is an ordering, not a relevance: use {@link monotoneScores} for a score.
  * @returns ids with their fused value, best first
  */
-export function reciprocalRankFusion(lists: number[][], opts: RrfOptions = {}): Array<{ id: number; rrf: number }> {
+export function reciprocalRankFusion<K>(lists: ReadonlyArray<readonly K[]>, opts: RrfOptions = {}): Array<{ id: K; rrf: number }> {
   const k = opts.k ?? 60;
-  const acc = new Map<number, { id: number; rrf: number; first: number }>();
+  const acc = new Map<K, { id: K; rrf: number; first: number }>();
   let seen = 0;
   lists.forEach((list, li) => {
     const w = opts.weights?.[li] ?? 1;
@@ -37,7 +38,7 @@ export function reciprocalRankFusion(lists: number[][], opts: RrfOptions = {}): 
  * @param raw relevances in fused order (each clamped to [0, 1] first)
  * @returns non-increasing scores, same length
  */
-export function monotoneScores(raw: number[]): number[] {
+export function monotoneScores(raw: readonly number[]): number[] {
   const vals: number[] = [];
   const sizes: number[] = [];
   for (const r of raw) {

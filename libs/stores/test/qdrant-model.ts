@@ -1,7 +1,9 @@
 /**
  * An in-memory model of the slice of Qdrant's REST API the adapter uses, written from Qdrant's
  * documented semantics (filters, named dense + sparse vectors with the IDF modifier, the query
- * API with prefetch and RRF fusion, scroll, count, facet, batch updates). It is a test double:
+ * API with prefetches fused by RRF or re-scored by a vector query, retrieval by id, scroll,
+ * exact count, facets on indexed fields — one count per distinct value of a point —, batch
+ * updates). It is a test double:
  * it lets the adapter-neutral contract suite exercise the adapter's *composition* of requests
  * (filters, replace protocol, calibration) offline. It proves nothing about Qdrant itself — that
  * is what running the same suite with QDRANT_URL is for.
@@ -108,6 +110,14 @@ function selectVector(p: Point, sel: unknown): Json {
   const out: Record<string, Json> = {};
   for (const n of names) if (p.dense.has(n)) out[n] = p.dense.get(n);
   return out;
+}
+
+/** The fusion a query names (`{fusion: "rrf"}` or `{rrf: {…}}`), or null for a vector query. */
+function fusionOf(query: unknown): string | null {
+  const o = obj(query);
+  if ('rrf' in o || o.fusion === 'rrf') return 'rrf';
+  if ('fusion' in o) throw new ModelError(400, `unsupported fusion ${JSON.stringify(query)}`);
+  return null;
 }
 
 interface Scored {
@@ -242,6 +252,8 @@ export class QdrantModel {
   }
 
   private facet(c: Collection, b: Record<string, unknown>): Json {
+    // Qdrant facets only a field with a payload index.
+    if (!c.indexes.has(String(b.key))) throw new ModelError(400, `Bad request: Index required but not found for "${String(b.key)}"`);
     const counts = new Map<unknown, number>();
     for (const p of c.points.values()) {
       if (!matches(p, b.filter)) continue;
@@ -251,16 +263,19 @@ export class QdrantModel {
     return { hits: [...counts].sort((x, y) => y[1] - x[1]).slice(0, limit).map(([value, count]) => ({ value, count })) };
   }
 
-  /** One query (or prefetch): nearest dense, sparse with IDF, or RRF over prefetches. */
+  /**
+   * One query (or prefetch). Without prefetches: nearest dense, or sparse with IDF, over the
+   * points its filter admits. With prefetches, the main query applies to their results
+   * (Qdrant's Query API: "perform the prefetch queries, apply the main query over their
+   * results"): RRF fuses them, a vector query re-scores their union.
+   */
   private run(c: Collection, q: Record<string, unknown>, outerFilter: unknown): Scored[] {
     const limit = typeof q.limit === 'number' ? q.limit : 10;
     const filter = q.filter ?? outerFilter;
     const prefetches = list(q.prefetch).map((pf) => this.run(c, obj(pf), filter));
     const query = q.query;
-    if (prefetches.length > 0) {
+    if (prefetches.length > 0 && (fusionOf(query) !== null)) {
       const rrf = obj(obj(query).rrf);
-      const fusion = obj(query).fusion;
-      if (!('rrf' in obj(query)) && fusion !== 'rrf') throw new ModelError(400, `unsupported fusion ${JSON.stringify(query)}`);
       // Qdrant's (weighted) RRF: 1 / (k + (r + 1) / w − 1) for 0-based rank r; k defaults to 2.
       const k = typeof rrf.k === 'number' ? rrf.k : 2;
       const weights = Array.isArray(rrf.weights) ? (rrf.weights as number[]) : null;
@@ -276,15 +291,26 @@ export class QdrantModel {
       });
       return [...acc.values()].sort((x, y) => y.score - x.score).slice(0, limit);
     }
+    let cands: Point[];
+    if (prefetches.length > 0) {
+      const union = new Map<string, Point>();
+      for (const res of prefetches) for (const s of res) union.set(s.point.id, s.point);
+      cands = [...union.values()].filter((p) => q.filter === undefined || q.filter === null || matches(p, q.filter));
+    } else {
+      cands = [...c.points.values()].filter((p) => matches(p, filter));
+    }
     const using = String(q.using ?? '');
-    const cands = [...c.points.values()].filter((p) => matches(p, filter));
     let scored: Scored[];
     if (Array.isArray(query)) {
+      if (!c.vectors[using]) throw new ModelError(400, `Wrong input: Not existing vector name: ${using}`);
       const qv = normalize(query as number[]);
       scored = cands.filter((p) => p.dense.has(using)).map((p) => ({ point: p, score: p.dense.get(using)!.reduce((s, x, i) => s + x * qv[i]!, 0) }));
     } else {
       const sq = obj(query);
+      if (!Array.isArray(sq.indices)) throw new ModelError(400, `unsupported query ${JSON.stringify(query)}`);
+      if (!c.sparse[using]) throw new ModelError(400, `Wrong input: Not existing sparse vector name: ${using}`);
       const idf = c.sparse[using]?.modifier === 'idf';
+      // The IDF modifier's statistics are the collection's (every point with the vector).
       const withVec = [...c.points.values()].filter((p) => p.sparse.has(using));
       const n = withVec.length;
       const df = (i: number) => withVec.filter((p) => p.sparse.get(using)!.has(i)).length;

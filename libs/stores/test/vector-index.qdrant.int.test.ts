@@ -13,9 +13,11 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { QdrantClient } from '@qdrant/js-client-rest';
+import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { LexicalEmbedder } from '@ctxmesh/embedder';
-import { describeVectorIndexContract, makeRecord } from '../src/contract/vector-index.contract';
+import { describeVectorIndexContract, makeRecord, type VectorIndexContractOptions } from '../src/contract/vector-index.contract';
+import { type EmbeddedDb, openEmbeddedDb } from '../src/embedded/db';
+import { EmbeddedVectorIndex } from '../src/embedded/vector-index';
 import { IndexDimensionMismatchError, InvalidRecordError, UnsupportedFilterError } from '../src/ports/errors';
 import type { SearchQuery } from '../src/ports/vector-index';
 import { aliceVisibility, sampleRecord } from '../src/qdrant/__tests__/fixtures';
@@ -23,7 +25,9 @@ import { pointId } from '../src/qdrant/ids';
 import { QdrantVectorIndex } from '../src/qdrant/qdrant-vector-index';
 import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from '../src/qdrant/reads';
 import { createCollectionBody, payloadIndexBodies, P } from '../src/qdrant/schema';
-import { batchBody, planSearch, vectorsByIdBody } from '../src/qdrant/search';
+import { batchBody, hitsBody, planSearch } from '../src/qdrant/search';
+import { lengthFacetBody, liveCountBody, termCountBody } from '../src/qdrant/stats';
+import { encodeTermCounts } from '../src/ranking/terms';
 import { commitBody, currentVersionBody, currentVersionsBody, deleteBody, deleteCountBody, stageBatchBodies, stageBodies } from '../src/qdrant/writes';
 import { ModelError, QdrantModel } from './qdrant-model';
 
@@ -292,31 +296,61 @@ describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL
     expect(fake.take().map((s) => s.path)).toEqual([`${collectionPath}/points/count`]);
   });
 
-  it('runs every search of a call in one query batch and fetches vectors only for lexical-only hybrid hits', async () => {
+  it('fetches every search’s candidates in one query batch beside the account’s statistics, then the ranked hits in one read', async () => {
     const index = await openAgainst(fake);
     const q1: SearchQuery = { visibility: aliceVisibility(), vector: Float32Array.from([2, 0, 0, 0]), text: 'install search', targets: [], filter: null, limit: 3 };
     const q2: SearchQuery = { ...q1, vector: null, text: 'install' };
+    const counts = (terms: Record<string, number>) => encodeTermCounts({ main: new Map(Object.entries(terms)), minor: new Map() });
     const hit = (uri: string, extra: Record<string, unknown> = {}) => ({ [P.uri]: uri, [P.contextType]: 'resource', [P.account]: 'acme', ...extra });
+    const a = counts({ install: 1, search: 1 });
+    const z = counts({ search: 1, cat: 1 });
+    // Ten live rows of 2 tokens each; "install" in one, "search" in two.
+    const df: Record<string, number> = { '0:install': 1, '0:search': 2 };
     fake
       .on('POST', `${collectionPath}/points/query/batch`, {
         result: [
-          { points: [{ id: 'a', version: 1, score: 0.032, payload: hit('viking://resources/a.md') }, { id: 'z', version: 1, score: 0.016, payload: hit('viking://resources/z.md') }] },
-          { points: [{ id: 'a', version: 1, score: 0.9 }] },
-          { points: [{ id: 'a', version: 1, score: 3.1, payload: hit('viking://resources/a.md', { [P.lexMain]: [], [P.lexMinor]: [] }) }] },
+          // q1's dense leg: 'g' is gone by the time the hits are read.
+          { points: [{ id: 'a', version: 1, score: 0.9, payload: hit('viking://resources/a.md') }, { id: 'g', version: 1, score: 0.5, payload: hit('viking://resources/g.md') }] },
+          // q1's lexical candidates, re-scored by the dense query.
+          { points: [{ id: 'z', version: 1, score: 0.6, payload: { [P.uri]: 'viking://resources/z.md', [P.lexCounts]: z } }, { id: 'a', version: 1, score: 0.9, payload: { [P.uri]: 'viking://resources/a.md', [P.lexCounts]: a } }] },
+          // q2's lexical candidates (no dense leg: sparse scores).
+          { points: [{ id: 'a', version: 1, score: 3.1, payload: { [P.uri]: 'viking://resources/a.md', [P.lexCounts]: a } }] },
         ],
       })
-      .on('POST', `${collectionPath}/points`, { result: [{ id: 'z', vector: { dense: [0.6, 0.8, 0, 0] } }] });
+      .on('POST', `${collectionPath}/points/query/batch`, { result: [{ points: [{ id: 'a', version: 1, score: 3.1, payload: { [P.uri]: 'viking://resources/a.md', [P.lexCounts]: a } }] }] })
+      .on('POST', `${collectionPath}/points/count`, (req) => {
+        const cond = ((req.body as Schemas['CountRequest']).filter!.must as Schemas['FieldCondition'][]).find((c) => c.key === P.lexTerms);
+        const match = cond?.match as { value?: string; any?: string[] } | undefined;
+        const values = match ? (match.any ?? [match.value!]) : [];
+        return { result: { count: cond ? values.reduce((n, v) => n + (df[v] ?? 0), 0) : 10 } };
+      })
+      .on('POST', `${collectionPath}/facet`, { result: { hits: [{ value: '1', count: 10 }] } })
+      .on('POST', `${collectionPath}/points`, {
+        result: [
+          { id: 'a', payload: hit('viking://resources/a.md', { [P.lexCounts]: a }) },
+          { id: 'z', payload: hit('viking://resources/z.md', { [P.lexCounts]: z }) },
+        ],
+      });
     const results = await index.search([q1, q2]);
     const seen = fake.take();
-    expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual([`POST ${collectionPath}/points/query/batch`, `POST ${collectionPath}/points`]);
-    expect(seen[0]!.body).toEqual(wire(batchBody([planSearch(q1), planSearch(q2)])));
-    expect(seen[1]!.body).toEqual(wire(vectorsByIdBody(['z'])));
+    const route = (s: Seen) => `${s.method} ${s.path}`;
+    // The batch and the statistics go out together; the read of the hits comes last, once.
+    expect(route(seen[seen.length - 1]!)).toBe(`POST ${collectionPath}/points`);
+    expect(seen.filter((s) => route(s) === `POST ${collectionPath}/points/query/batch`).map((s) => s.body)).toEqual([wire(batchBody([planSearch(q1), planSearch(q2)]))]);
+    const statsBodies = seen.filter((s) => s.path.endsWith('/points/count') || s.path.endsWith('/facet')).map((s) => JSON.stringify(s.body));
+    const wantStats = [liveCountBody('acme'), lengthFacetBody('acme'), termCountBody('acme', ['0:install']), termCountBody('acme', ['0:search'])].map((b) => JSON.stringify(wire(b)));
+    expect(statsBodies.sort()).toEqual(wantStats.sort());
+    expect(seen[seen.length - 1]!.body).toEqual(wire(hitsBody(['a', 'z', 'g'], false)));
+    // q1: a leads both legs; z follows on its cosine; g was deleted meanwhile.
     expect(results[0]!.map((h) => [h.node.uri, h.score])).toEqual([
-      ['viking://resources/a.md', 0.9],
+      ['viking://resources/a.md', expect.closeTo(0.9, 6)],
       ['viking://resources/z.md', expect.closeTo(0.6, 6)],
     ]);
-    // A point with no stored term in common with the query scores 0 in a lexical-only search.
-    expect(results[1]!.map((h) => [h.node.uri, h.score])).toEqual([['viking://resources/a.md', 0]]);
+    // q2 (lexical only): the set cosine of {install} and {install, search}, 1/√2, above the coverage floor 0.7.
+    expect(results[1]!.map((h) => [h.node.uri, h.score])).toEqual([['viking://resources/a.md', expect.closeTo(Math.SQRT1_2, 9)]]);
+    // Within the statistics' lifetime a search asks only for the batch and the hits.
+    await index.search([q2]);
+    expect(fake.take().map(route)).toEqual([`POST ${collectionPath}/points/query/batch`, `POST ${collectionPath}/points`]);
   });
 
   it('answers searches with no leg without calling Qdrant, and rejects bad queries first', async () => {
@@ -417,12 +451,34 @@ describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL
   });
 });
 
+/** The embedded index as the reference of the contract's one-ranking test: both engines must rank alike. */
+function embeddedReference(): VectorIndexContractOptions & { close: () => void } {
+  const dbs: EmbeddedDb[] = [];
+  return {
+    reference: {
+      name: 'the embedded index',
+      open: async () => {
+        const db = openEmbeddedDb(':memory:');
+        dbs.push(db);
+        return new EmbeddedVectorIndex(db, { dimension: 256 });
+      },
+    },
+    close: () => {
+      for (const db of dbs.splice(0)) db.close();
+    },
+  };
+}
+
 describe('QdrantVectorIndex over an in-memory model of Qdrant (offline)', () => {
   const fake = new FakeQdrant(modelHandler(new QdrantModel()));
+  const embedded = embeddedReference();
   beforeAll(() => fake.start());
-  afterAll(() => fake.stop());
+  afterAll(async () => {
+    embedded.close();
+    await fake.stop();
+  });
   // One collection for the whole suite: every contract test writes under its own account.
-  describeVectorIndexContract('qdrant adapter ↔ Qdrant model', () => QdrantVectorIndex.open({ url: fake.url, collection: COLLECTION, dimension: 256 }));
+  describeVectorIndexContract('qdrant adapter ↔ Qdrant model', () => QdrantVectorIndex.open({ url: fake.url, collection: COLLECTION, dimension: 256 }), embedded);
 });
 
 describe('QdrantVectorIndex replace protocol over the Qdrant model', () => {
@@ -468,9 +524,11 @@ if (QDRANT_URL) {
     // server (every test also writes under its own accounts).
     const collection = `ctxmesh_contract_${randomUUID().replace(/-/g, '')}`;
     const apiKey = process.env.QDRANT_API_KEY;
+    const embedded = embeddedReference();
     afterAll(async () => {
+      embedded.close();
       await new QdrantClient({ url: QDRANT_URL, apiKey, checkCompatibility: false }).deleteCollection(collection);
     });
-    describeVectorIndexContract('qdrant (real server)', () => QdrantVectorIndex.open({ url: QDRANT_URL, apiKey, collection, dimension: 256 }));
+    describeVectorIndexContract('qdrant (real server)', () => QdrantVectorIndex.open({ url: QDRANT_URL, apiKey, collection, dimension: 256 }), embedded);
   });
 }

@@ -58,12 +58,56 @@ export function makeRecord(embedder: LexicalEmbedder, account: string, uri: stri
   };
 }
 
+/** Options of {@link describeVectorIndexContract}. */
+export interface VectorIndexContractOptions {
+  /**
+   * An index of another engine to rank against: the suite writes one shared corpus into both
+   * (in opposite orders) and requires the same top-10 order and the same scores to 1e-6.
+   * @default another index from `makeIndex` (so every engine at least ranks independently of write order and row ids)
+   */
+  reference?: { name: string; open: () => Promise<VectorIndex> };
+}
+
+/**
+ * The shared ranking corpus: English, Chinese and mixed texts whose order depends on every part
+ * of the ranking — BM25 with a term in most rows (left out), a query that repeats a term (the
+ * TF-IDF re-ranking), a long page that holds a short question (the coverage floor), CJK
+ * one-character runs beside bigrams and unigrams, two scopes.
+ */
+const RANKING_CORPUS: ReadonlyArray<[uri: string, text: string]> = [
+  ['viking://resources/en/deploy.md', 'Deployment notes: the pipeline failed because the Redis connection timed out during startup.'],
+  ['viking://resources/en/deploy-fix.md', 'Notes on the fix: raise the Redis connect timeout and retry the deployment pipeline.'],
+  ['viking://resources/en/pie.md', 'My grandmother bakes an apple pie every Sunday afternoon; notes on her recipe.'],
+  ['viking://resources/en/revenue.md', 'Quarterly revenue grew thanks to the new pricing model, say the finance notes.'],
+  ['viking://resources/en/beacon.md', 'lighthouse beacon tower stairs lantern glass notes'],
+  ['viking://resources/en/harbor.md', 'the harbor notes'],
+  ['viking://resources/en/cafe.md', 'harbor cafe terrace'],
+  ['viking://resources/en/keeper.md', 'The lighthouse keeper kept notes of every ship that passed the harbor in winter.'],
+  [
+    'viking://resources/en/handbook.md',
+    'Operations handbook. Chapter one covers hiring, payroll and the office kitchen. Chapter two covers the deployment pipeline, ' +
+      'its stages, its owners, and what to do when the Redis connection times out at startup: check the network, then the credentials. ' +
+      'Chapter three covers holidays, travel bookings and expense reports, with notes.',
+  ],
+  ['viking://resources/en/trip.md', 'Trip to 东京 next week: plans, train tickets and hotel notes.'],
+  ['viking://resources/zh/deploy.md', '部署流水线因为启动时Redis连接超时而失败。'],
+  ['viking://resources/zh/pie.md', '我奶奶每个星期天下午都会烤苹果派。'],
+  ['viking://resources/zh/party.md', '元旦晚会上Bart表演了魔术，大家都很喜欢。'],
+  ['viking://resources/zh/party2.md', '圣诞节晚会上大家一起跳舞，还有魔术表演。'],
+  ['viking://resources/zh/cat.md', '猫，小猫咪在窗台上晒太阳。'],
+  ['viking://resources/zh/kite.md', '周末和家人去海边放风筝。'],
+  ['viking://user/alice/memories/events/m1.md', 'Alice adopted a grey kitten named Pixel; notes from the shelter.'],
+  ['viking://user/alice/memories/events/m2.md', '爱丽丝上周去东京旅行，买了很多猫咪玩具。'],
+  ['viking://user/alice/memories/events/m3.md', 'Alice fixed the Redis timeout in the deployment pipeline last Friday.'],
+  ['viking://user/alice/memories/events/m4.md', '爱丽丝的奶奶教她做苹果派。'],
+];
+
 /**
  * Register the VectorIndex contract tests.
  * @param name adapter name shown in test titles
  * @param makeIndex returns a ready index; called once per test, closed after it
  */
-export function describeVectorIndexContract(name: string, makeIndex: () => Promise<VectorIndex>): void {
+export function describeVectorIndexContract(name: string, makeIndex: () => Promise<VectorIndex>, opts: VectorIndexContractOptions = {}): void {
   describe(`VectorIndex contract: ${name}`, () => {
     let open: VectorIndex[] = [];
     afterEach(async () => {
@@ -526,6 +570,53 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
         // The end is exclusive and the start inclusive.
         expect(await t.uris(COMMON, { asOf: T('2023-01-01T00:00:00Z') })).toEqual(S(['viking://resources/always.md', 'viking://resources/cur.md']));
         expect(await t.uris(COMMON, { asOf: null })).toHaveLength(4);
+      });
+    });
+
+    describe('one ranking on every engine', () => {
+      const reference = opts.reference ?? { name: `another ${name} index`, open: makeIndex };
+
+      it(`ranks and scores a shared English and Chinese corpus as ${reference.name} does: same top-10 order, scores within 1e-6`, async () => {
+        const t = await setup();
+        const ref = await reference.open();
+        open.push(ref);
+        expect(ref.dimension).toBe(t.index.dimension);
+        // Another account: a reference on a shared collection must not see the subject's rows.
+        const refAccount = `ref-${t.account}`;
+        for (const [uri, text] of RANKING_CORPUS) await t.put(uri, text);
+        for (const [uri, text] of [...RANKING_CORPUS].reverse()) await ref.replaceDocument(uri, [t.rec(uri, text, { account: refAccount })]);
+        const queries: Array<[string, Partial<SearchQuery>]> = [
+          ['Redis connection timeout during deployment startup', {}],
+          ['部署流水线失败了，因为启动时Redis连接超时。', {}],
+          ['harbor harbor harbor harbor harbor lighthouse', {}],
+          ['Why did the deployment pipeline fail at startup?', { scoreThreshold: 0.35 }],
+          ['grandmother apple pie Sunday', { scoreThreshold: 0.35 }],
+          ['奶奶 苹果派', { scoreThreshold: 0.3 }],
+          ['魔术 晚会 Bart', {}],
+          ['小猫咪 猫', {}],
+          ['Trip to 东京 next week', { limit: 3 }],
+          ['lighthouse keeper notes', { vector: null }],
+          ['猫咪 东京', { vector: null, scoreThreshold: 0.2 }],
+          ['notes', { targets: ['viking://resources/en'] }],
+          ['', { vector: t.embedder.embedOne('Redis deployment timeout') }],
+        ];
+        const run = (index: VectorIndex, account: string) =>
+          index.search(queries.map(([text, over]) => t.query(text, { limit: 10, ...over, visibility: t.vis({ account }) })));
+        const [got, want] = await Promise.all([run(t.index, t.account), run(ref, refAccount)]);
+        queries.forEach(([text], i) => {
+          const a = got[i].map((h) => [h.node.uri, h.score] as const);
+          const b = want[i].map((h) => [h.node.uri, h.score] as const);
+          expect({ text, uris: a.map(([u]) => u) }).toEqual({ text, uris: b.map(([u]) => u) });
+          a.forEach(([, score], j) => {
+            if (Math.abs(score - b[j][1]) > 1e-6) throw new Error(`${JSON.stringify(text)}: hit ${j} scores ${score} here and ${b[j][1]} in ${reference.name}`);
+          });
+        });
+        // The corpus exercises the ranking: every query finds something, thresholds cut, limits hold.
+        expect(got.every((hits) => hits.length > 0)).toBe(true);
+        expect(got[3].length).toBeLessThan(10);
+        expect(got[8]).toHaveLength(3);
+        expect(got[0][0].node.uri).toMatch(/deploy|m3/);
+        expect(got[1][0].node.uri).toBe('viking://resources/zh/deploy.md');
       });
     });
 

@@ -1,12 +1,9 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { hash32, lexicalTerms } from '@ctxmesh/embedder';
+import { dfKey } from '../ranking/query';
+import { DocTerms, encodeTermCounts, termCounts } from '../ranking/terms';
 import { DEFAULT_TUNING } from '../tuning';
-
-/**
- * Weight of a minor (CJK unigram) term relative to a main term: the embedded index's tuning
- * (its BM25 column weight and its lexical-only score weight), so both adapters weigh alike.
- */
-export const MINOR_WEIGHT = DEFAULT_TUNING.minorWeight;
+import { lengthBits } from './stats';
 
 /**
  * Hash seed of minor terms in sparse vectors. Main and minor terms live in separate id spaces,
@@ -16,35 +13,10 @@ export const MINOR_WEIGHT = DEFAULT_TUNING.minorWeight;
 export const MINOR_SEED = 0x6d696e6f; // "mino"
 
 /**
- * Distinct term ids of a text by class, as the embedded index weighs them for its lexical-only
- * score: every main term (stemmed word, CJK bigram) weighs 1; a minor term (CJK unigram) that is
- * not also a main term weighs {@link MINOR_WEIGHT}. Ids are `hash32` of the term, ascending.
- */
-export function termClasses(text: string): { main: number[]; minor: number[] } {
-  const { main, minor } = lexicalTerms(text);
-  const mainIds = new Set(main.map((t) => hash32(t)));
-  const minorIds = new Set<number>();
-  for (const t of minor) {
-    const id = hash32(t);
-    if (!mainIds.has(id)) minorIds.add(id);
-  }
-  const asc = (a: number, b: number): number => a - b;
-  return { main: [...mainIds].sort(asc), minor: [...minorIds].sort(asc) };
-}
-
-/** Weighted term set of a query: id → weight (main 1, minor-only {@link MINOR_WEIGHT}). */
-export function queryTermWeights(text: string, minorWeight = MINOR_WEIGHT): Map<number, number> {
-  const { main, minor } = termClasses(text);
-  const out = new Map<number, number>();
-  for (const id of main) out.set(id, 1);
-  for (const id of minor) out.set(id, minorWeight);
-  return out;
-}
-
-/**
  * Sparse vector of a document's lexical text: main terms under `hash32(term)`, minor terms under
  * `hash32(term, MINOR_SEED)`, each weighing `1 + ln tf` (Qdrant multiplies in the IDF at query
- * time; the class weight is applied by the query, as a BM25 column weight would be).
+ * time; the class weight is applied by the query, as a BM25 column weight would be). It only
+ * finds the lexical leg's candidates: their order is the shared ranking's.
  */
 export function documentSparseVector(text: string): Schemas['SparseVector'] {
   const { main, minor } = lexicalTerms(text);
@@ -69,7 +41,7 @@ export function documentSparseVector(text: string): Schemas['SparseVector'] {
  * minor-only term once (in the minor id space) with `minorWeight`.
  * @returns null when the text has no lexical term
  */
-export function sparseQuery(text: string, minorWeight = MINOR_WEIGHT): Schemas['SparseVector'] | null {
+export function sparseQuery(text: string, minorWeight = DEFAULT_TUNING.minorWeight): Schemas['SparseVector'] | null {
   const { main, minor } = lexicalTerms(text);
   const mainSet = new Set(main);
   const w = new Map<number, number>();
@@ -81,16 +53,13 @@ export function sparseQuery(text: string, minorWeight = MINOR_WEIGHT): Schemas['
 }
 
 /**
- * Weighted set cosine between a query's terms and a point's stored term classes — the
- * embedded index's lexical-only relevance (in 0..1).
+ * The lexical payload of a point, written with it (see `stats.ts`): its term counts for the
+ * ranking (`lex_counts`), its distinct terms by class (`lex_terms`, the keys document
+ * frequencies count) and the set bits of its BM25 length (`lex_len_bits`).
  */
-export function lexicalCosine(query: Map<number, number>, main: readonly number[], minor: readonly number[], minorWeight = MINOR_WEIGHT): number {
-  let qn = 0;
-  for (const w of query.values()) qn += w * w;
-  const dn = main.length + minor.length * minorWeight * minorWeight;
-  if (qn === 0 || dn === 0) return 0;
-  let dot = 0;
-  for (const id of main) dot += query.get(id) ?? 0;
-  for (const id of minor) dot += (query.get(id) ?? 0) * minorWeight;
-  return dot / Math.sqrt(qn * dn);
+export function lexicalPayload(text: string): { counts: string; terms: string[]; lengthBits: string[] } {
+  const counts = termCounts(lexicalTerms(text));
+  const terms = [...[...counts.main.keys()].map((t) => dfKey(0, t)), ...[...counts.minor.keys()].map((t) => dfKey(1, t))];
+  // The length does not depend on the minor weight.
+  return { counts: encodeTermCounts(counts), terms, lengthBits: lengthBits(new DocTerms(counts, 0).length) };
 }

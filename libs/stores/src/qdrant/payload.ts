@@ -1,6 +1,6 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import type { NodeContextType, NodeRecord, NodeSummary } from '../ports/vector-index';
-import { termClasses } from './lexical';
+import { lexicalPayload } from './lexical';
 import { DENSE_VECTOR, P, STATE_STAGED } from './schema';
 
 /** A payload as the adapter writes it (every key of {@link P}). */
@@ -54,7 +54,7 @@ export function l2norm(v: Float32Array): number {
  * an empty workspace stored as `default`; times are truncated to whole ms.
  */
 export function toPayload(r: NodeRecord, version: string): PointPayload {
-  const terms = termClasses(lexicalSourceOf(r));
+  const lex = lexicalPayload(lexicalSourceOf(r));
   return {
     [P.uri]: r.uri,
     [P.docUri]: r.docUri,
@@ -82,8 +82,9 @@ export function toPayload(r: NodeRecord, version: string): PointPayload {
     [P.passageIndex]: r.passageIndex ?? 0,
     [P.links]: [...(r.links ?? [])],
     [P.lexicalText]: r.lexicalText ?? '',
-    [P.lexMain]: terms.main,
-    [P.lexMinor]: terms.minor,
+    [P.lexCounts]: lex.counts,
+    [P.lexTerms]: lex.terms,
+    [P.lexLenBits]: lex.lengthBits,
     [P.vectorNorm]: l2norm(r.vector),
     [P.version]: version,
     [P.state]: STATE_STAGED,
@@ -125,7 +126,7 @@ export function summarySelector(withOverview = false): Schemas['WithPayloadInter
 
 /** Payload selector for full reads (tier-reader, `getDocument`): everything but write bookkeeping. */
 export function fullSelector(): Schemas['WithPayloadInterface'] {
-  return { exclude: [P.uriPrefixes, P.lexMain, P.lexMinor, P.version, P.state] };
+  return { exclude: [P.uriPrefixes, P.lexCounts, P.lexTerms, P.lexLenBits, P.version, P.state] };
 }
 
 /** Vector selector for full reads: the dense vector only (the sparse one is derived from text). */

@@ -1,20 +1,14 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { IndexDimensionMismatchError, InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
+import type { CorpusStats } from '../ranking/query';
+import type { DocTerms } from '../ranking/terms';
+import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import { denseOf, toRecord, toSummary } from './payload';
 import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
 import { DENSE_VECTOR, P, createCollectionBody, payloadIndexBodies } from './schema';
-import {
-  DEFAULT_QDRANT_TUNING,
-  type QdrantHybridTuning,
-  batchBody,
-  cosineTo,
-  hitsOf,
-  missingCosines,
-  planSearch,
-  splitBatch,
-  vectorsByIdBody,
-} from './search';
+import { batchBody, candidatesOf, fusedOf, hitsBody, hitsOf, keyOf, planSearch, scorerOf, splitBatch } from './search';
+import { CorpusStatsCache } from './stats';
 import { commitBody, currentVersionBody, currentVersionsBody, deleteBody, deleteCountBody, isCurrent, stageBatchBodies, stageBodies, versionOf } from './writes';
 
 /** Default collection name. */
@@ -36,8 +30,16 @@ export interface QdrantVectorIndexOptions {
   dimension: number;
   /** Create the collection and its payload indexes when missing. @default true */
   create?: boolean;
-  /** Hybrid tuning overrides (defaults: the embedded index's). */
-  tuning?: Partial<QdrantHybridTuning>;
+  /** Hybrid-search tuning overrides (the shared ranking's; defaults: `DEFAULT_TUNING`, as the embedded index). */
+  tuning?: Partial<HybridTuning>;
+  /**
+   * How long an account's ranking statistics (live points, their summed lengths, term document
+   * frequencies) are reused, in ms; this adapter's own writes drop them at once, another
+   * replica's are seen within this. @default 1000
+   */
+  statsTtlMs?: number;
+  /** Statistics requests (`count`, `facet`) in flight at once. @default 16 */
+  statsConcurrency?: number;
 }
 
 function errStatus(e: unknown): number | undefined {
@@ -48,8 +50,10 @@ function errStatus(e: unknown): number | undefined {
 /**
  * {@link VectorIndex} on Qdrant: one collection with a named dense vector (`dense`, cosine) and
  * a sparse lexical vector (`lexical`, IDF modifier) per point, payload indexes on every filtered
- * key, hybrid search by prefetch + RRF fusion, tenant filters built here from the caller's
- * {@link Visibility}, payload selectors that keep bodies out of searches.
+ * key, tenant filters built here from the caller's {@link Visibility}, payload selectors that
+ * keep bodies out of searches. Search ranks as the embedded index does, with the shared ranking
+ * (`ranking/`): Qdrant generates each leg's candidates and the account's statistics, the ranking
+ * orders, fuses, scores and thresholds them (see `search.ts`, `stats.ts`).
  *
  * Every request body comes from a pure builder (`schema.ts`, `writes.ts`, `search.ts`,
  * `reads.ts`) typed with the client's OpenAPI schema; this class only sequences them. Writes
@@ -63,7 +67,8 @@ export class QdrantVectorIndex implements VectorIndex {
     private readonly client: QdrantClient,
     private readonly collection: string,
     dimension: number,
-    private readonly tuning: QdrantHybridTuning,
+    private readonly tuning: HybridTuning,
+    private readonly corpus: CorpusStatsCache,
   ) {
     this.dimension = dimension;
   }
@@ -78,10 +83,15 @@ export class QdrantVectorIndex implements VectorIndex {
     const client =
       opts.client ??
       new QdrantClient({ url: opts.url, apiKey: opts.apiKey, timeout: opts.timeoutMs ?? 30_000, checkCompatibility: false });
-    const index = new QdrantVectorIndex(client, opts.collection ?? DEFAULT_QDRANT_COLLECTION, opts.dimension, {
-      ...DEFAULT_QDRANT_TUNING,
-      ...opts.tuning,
-    });
+    const collection = opts.collection ?? DEFAULT_QDRANT_COLLECTION;
+    const corpus = new CorpusStatsCache(
+      {
+        count: async (body) => (await client.count(collection, body)).count,
+        facet: async (body) => (await client.facet(collection, body)).hits,
+      },
+      { ttlMs: opts.statsTtlMs, concurrency: opts.statsConcurrency },
+    );
+    const index = new QdrantVectorIndex(client, collection, opts.dimension, { ...DEFAULT_TUNING, ...opts.tuning }, corpus);
     await index.ensureCollection(opts.create ?? true);
     return index;
   }
@@ -140,8 +150,13 @@ export class QdrantVectorIndex implements VectorIndex {
     const version = versionOf(records);
     const stored = await this.scrollAll((offset) => currentVersionBody(account, docUri, undefined, offset));
     if (isCurrent(stored, version)) return false;
-    for (const body of stageBodies(records, version)) await this.client.upsert(this.collection, { wait: true, ...body });
-    await this.client.batchUpdate(this.collection, { wait: true, ...commitBody(account, docUri, version, records.map((r) => r.uri)) });
+    try {
+      for (const body of stageBodies(records, version)) await this.client.upsert(this.collection, { wait: true, ...body });
+      await this.client.batchUpdate(this.collection, { wait: true, ...commitBody(account, docUri, version, records.map((r) => r.uri)) });
+    } finally {
+      // The account's statistics changed (or may have, when the commit failed midway).
+      this.corpus.invalidate(account);
+    }
     return true;
   }
 
@@ -190,9 +205,14 @@ export class QdrantVectorIndex implements VectorIndex {
     const changed = docs.map((d, i) => !isCurrent(stored.get(`${accounts[i]}\u0000${d.docUri}`) ?? [], versions[i]!));
     const todo = docs.map((d, i) => ({ ...d, account: accounts[i]!, version: versions[i]! })).filter((_, i) => changed[i]);
     if (todo.length === 0) return changed;
-    for (const body of stageBatchBodies(todo)) await this.client.upsert(this.collection, { wait: true, ...body });
-    const operations = todo.flatMap((d) => commitBody(d.account, d.docUri, d.version, d.records.map((r) => r.uri)).operations);
-    await this.client.batchUpdate(this.collection, { wait: true, operations });
+    try {
+      for (const body of stageBatchBodies(todo)) await this.client.upsert(this.collection, { wait: true, ...body });
+      const operations = todo.flatMap((d) => commitBody(d.account, d.docUri, d.version, d.records.map((r) => r.uri)).operations);
+      await this.client.batchUpdate(this.collection, { wait: true, operations });
+    } finally {
+      // The accounts' statistics changed (or may have, when the commit failed midway).
+      for (const account of new Set(todo.map((d) => d.account))) this.corpus.invalidate(account);
+    }
     return changed;
   }
 
@@ -209,14 +229,20 @@ export class QdrantVectorIndex implements VectorIndex {
     const subtree = !!opts.subtree;
     const { count } = await this.client.count(this.collection, deleteCountBody(account, uri, subtree));
     if (count === 0) return 0;
-    await this.client.delete(this.collection, { wait: true, ...deleteBody(account, uri, subtree) });
+    try {
+      await this.client.delete(this.collection, { wait: true, ...deleteBody(account, uri, subtree) });
+    } finally {
+      this.corpus.invalidate(account);
+    }
     return count;
   }
 
   /**
-   * Run a batch of hybrid searches in one `POST /points/query/batch` (plus, for hybrid hits
-   * found only by the lexical leg, one `POST /points` fetching their dense vectors).
-   * @returns hits per query, best first, scores calibrated like the embedded index
+   * Run a batch of hybrid searches: every search's candidates in one `POST /points/query/batch`
+   * and, beside it, the statistics of the accounts searched with text (cached; see `stats.ts`);
+   * the shared ranking orders them; one `POST /points` then reads the hits' summaries and term
+   * counts, and the ranking scores and thresholds them.
+   * @returns hits per query, best first, ranked and scored as the embedded index ranks them
    * @throws UnsupportedFilterError for a filter Qdrant cannot evaluate
    * @throws InvalidRecordError for a query vector of the wrong dimension
    */
@@ -225,29 +251,38 @@ export class QdrantVectorIndex implements VectorIndex {
     for (const q of queries) {
       if (q.vector && q.vector.length !== this.dimension) throw new InvalidRecordError(`query vector has length ${q.vector.length}, expected ${this.dimension}`);
     }
-    const plans = queries.map((q) => planSearch(q, this.tuning));
+    const tuning = this.tuning;
+    const plans = queries.map((q) => planSearch(q, tuning));
     const body = batchBody(plans);
     if (body.searches.length === 0) return plans.map(() => []);
-    const answers = splitBatch(plans, await this.client.queryBatch(this.collection, body));
-
-    const missing = new Map<string, Schemas['ExtendedPointId']>();
-    plans.forEach((p, i) => {
-      for (const id of missingCosines(p, answers[i]!)) missing.set(String(id), id);
-    });
-    const stored = new Map<string, unknown>();
-    if (missing.size > 0) {
-      for (const r of await this.client.retrieve(this.collection, vectorsByIdBody([...missing.values()]))) stored.set(String(r.id), r.vector);
+    const lookups = new Map<string, Set<string>>();
+    for (const p of plans) {
+      if (!p.terms || p.terms.empty) continue;
+      const keys = lookups.get(p.account) ?? new Set<string>();
+      for (const k of p.terms.lookups()) keys.add(k);
+      lookups.set(p.account, keys);
     }
-    return plans.map((p, i) => {
-      const cosines = new Map<string, number>();
-      if (p.mode === 'hybrid' && p.unitVector) {
-        for (const id of missingCosines(p, answers[i]!)) {
-          const v = denseOf(stored.get(String(id)));
-          if (v) cosines.set(String(id), cosineTo(p.unitVector, v));
-        }
-      }
-      return hitsOf(p, answers[i]!, cosines);
+    const [batch, ...stats] = await Promise.all([
+      this.client.queryBatch(this.collection, body),
+      ...[...lookups].map(([account, keys]) => this.corpus.stats(account, [...keys])),
+    ]);
+    const statsOf = new Map<string, CorpusStats>([...lookups.keys()].map((a, i) => [a, stats[i]!]));
+    const answers = splitBatch(plans, batch);
+
+    const memo = new Map<string, DocTerms | null>();
+    const ranked = plans.map((p, i) => {
+      const cands = candidatesOf(p, answers[i]!, tuning.minorWeight, memo);
+      const scorer = scorerOf(p, statsOf.get(p.account), tuning);
+      return { cands, scorer, fused: fusedOf(p, cands, scorer, tuning) };
     });
+    const ids = new Map<string, Schemas['ExtendedPointId']>();
+    for (const r of ranked) for (const h of r.fused) ids.set(h.key, r.cands.ids.get(h.key)!);
+    const points = new Map<string, Record<string, unknown>>();
+    if (ids.size > 0) {
+      const read = await this.client.retrieve(this.collection, hitsBody([...ids.values()], plans.some((p) => p.withOverview)));
+      for (const r of read) points.set(keyOf(r.id), (r.payload ?? {}) as Record<string, unknown>);
+    }
+    return plans.map((p, i) => hitsOf(p, ranked[i]!.fused, ranked[i]!.cands, ranked[i]!.scorer, points, tuning, memo));
   }
 
   /**

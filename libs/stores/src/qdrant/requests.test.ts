@@ -6,31 +6,36 @@ import type { FilterNode, SearchQuery } from '../ports/vector-index';
 import { aliceVisibility, sampleRecord } from './__tests__/fixtures';
 import { MATCH_ALL, MATCH_NONE, asOfCondition, filterCondition, searchFilter, uriReadFilter, visibilityConditions } from './filter';
 import { pointId, uuidV5 } from './ids';
-import { MINOR_SEED, MINOR_WEIGHT, documentSparseVector, lexicalCosine, queryTermWeights, sparseQuery, termClasses } from './lexical';
+import { MINOR_SEED, documentSparseVector, lexicalPayload, sparseQuery } from './lexical';
 import { denseOf, fullSelector, lexicalSourceOf, normalizePrefix, summarySelector, toPayload, toRecord, toSummary, uriPrefixes } from './payload';
 import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
 import { createCollectionBody, payloadIndexBodies, P } from './schema';
-import { DEFAULT_QDRANT_TUNING, type QdrantHybridTuning, batchBody, hitsOf, legDepth, missingCosines, planSearch, rrfQuery, splitBatch, vectorsByIdBody } from './search';
+import { legDepth } from '../ranking/rank';
+import { QueryTerms } from '../ranking/query';
+import { DocTerms, encodeTermCounts } from '../ranking/terms';
+import type { HybridTuning } from '../tuning';
+import { batchBody, candidatesOf, fusedOf, hitsBody, hitsOf, planSearch, scorerOf, splitBatch, termsOfPayload } from './search';
+import { lengthFacetBody, liveCountBody, termCountBody } from './stats';
 import { commitBody, currentVersionBody, deleteBody, deleteCountBody, isCurrent, pointOf, stageBodies, versionOf } from './writes';
 
 // Every body below is also checked by tsc against `Schemas` (the builders' return types and
-// these annotations); the snapshots pin their exact JSON. Lexical term ids come from the shared
+// these annotations); the snapshots pin their exact JSON. Lexical terms come from the shared
 // tokenizer of @ctxmesh/embedder, which evolves on its own: tests assert them against that
 // tokenizer, and snapshots show them as placeholders.
 
-/** Deep copy with sparse vectors and term-id lists replaced by markers (see above). */
+/** Deep copy with sparse vectors and lexical term payloads replaced by markers (see above). */
 function redactTerms<T>(x: T): unknown {
   return JSON.parse(
     JSON.stringify(x, (key, v: unknown) => {
-      if (key === P.lexMain || key === P.lexMinor) return '<term ids of the shared tokenizer>';
+      if (key === P.lexCounts || key === P.lexTerms || key === P.lexLenBits) return '<terms of the shared tokenizer>';
       if (v && typeof v === 'object' && 'indices' in v && 'values' in v) return '<sparse vector of the shared tokenizer>';
       return v;
     }),
   );
 }
 
-/** A fixed tuning for the snapshots (the defaults follow the embedded index's, tested apart). */
-const TUNING: QdrantHybridTuning = { rrfK: 20, denseWeight: 1, lexicalWeight: 2, legMin: 50, legFactor: 3, minorWeight: 0.6 };
+/** A fixed tuning for the snapshots (the defaults are the shared ranking's `DEFAULT_TUNING`). */
+const TUNING: HybridTuning = { ...DEFAULT_TUNING, lexicalWeight: 2 };
 
 function query(over: Partial<SearchQuery> = {}): SearchQuery {
   return {
@@ -120,8 +125,8 @@ describe('toPayload / pointOf', () => {
     expect(source).toBe(`${r.abstract}\n${r.body}`);
     expect(vec.lexical).toEqual(documentSparseVector(source));
     expect((vec.lexical as Schemas['SparseVector']).indices.length).toBeGreaterThan(0);
-    expect(payload[P.lexMain]).toEqual(termClasses(source).main);
-    expect(payload[P.lexMinor]).toEqual(termClasses(source).minor);
+    const lex = lexicalPayload(source);
+    expect([payload[P.lexCounts], payload[P.lexTerms], payload[P.lexLenBits]]).toEqual([lex.counts, lex.terms, lex.lengthBits]);
     expect(redactTerms(point)).toMatchSnapshot();
   });
 
@@ -294,36 +299,37 @@ describe('searchFilter', () => {
 });
 
 describe('planSearch', () => {
-  it('builds a hybrid query: dense and sparse prefetches fused by RRF, plus the dense leg for raw cosines', () => {
+  it('asks for the two legs’ candidates: the dense leg, and the lexical prefetch re-scored by the dense query', () => {
     const plan = planSearch(query({ withOverview: true }), TUNING);
     expect(plan.mode).toBe('hybrid');
     expect(plan.requests).toHaveLength(2);
-    const fused = plan.requests[0]!;
-    expect(fused.query).toEqual({ rrf: { k: 21, weights: [1, 2] } });
-    expect((fused.prefetch as Schemas['Prefetch'][]).map((p) => [p.using, p.limit])).toEqual([
-      ['dense', 50],
-      ['lexical', 50],
-    ]);
-    expect(fused.with_payload).toEqual(summarySelector(true));
-    expect(plan.requests[1]).toMatchObject({ using: 'dense', limit: 50, with_payload: false });
-    expect((fused.prefetch as Schemas['Prefetch'][])[1]!.query).toEqual(sparseQuery('install search', TUNING.minorWeight));
+    const [dense, lexical] = plan.requests as [Schemas['QueryRequest'], Schemas['QueryRequest']];
+    expect(dense).toMatchObject({ using: 'dense', limit: 50, with_payload: { include: [P.uri] }, with_vector: false });
+    expect(dense.prefetch).toBeUndefined();
+    expect(lexical).toMatchObject({ using: 'dense', query: [1, 0, 0, 0], limit: 50, with_payload: { include: [P.uri, P.lexCounts] } });
+    const prefetch = lexical.prefetch as Schemas['Prefetch'][];
+    expect(prefetch.map((p) => [p.using, p.limit])).toEqual([['lexical', 50]]);
+    expect(prefetch[0]!.query).toEqual(sparseQuery('install search', TUNING.minorWeight));
+    // No server-side fusion: the order is the shared ranking's.
+    expect(JSON.stringify(plan.requests)).not.toMatch(/rrf|fusion/);
+    expect(plan.terms?.text).toBe('install search');
+    expect([plan.account, plan.withOverview, plan.limit]).toEqual(['acme', true, 5]);
     const batch: Schemas['QueryRequestBatch'] = batchBody([plan]);
     expect(redactTerms(batch)).toMatchSnapshot();
   });
 
-  it('sends a dense-only query when the text has no lexical term', () => {
+  it('sends the dense leg alone when the text has no lexical term', () => {
     const plan = planSearch(query({ text: 'the of and' }), TUNING);
     expect(plan.mode).toBe('dense');
+    expect(plan.terms).toBeNull();
     expect(plan.requests).toMatchSnapshot();
   });
 
-  it('sends a lexical-only query with the term ids when there is no usable vector', () => {
+  it('sends the lexical leg alone, with the term counts, when there is no usable vector', () => {
     for (const vector of [null, new Float32Array(4)]) {
       const plan = planSearch(query({ vector }), TUNING);
       expect(plan.mode).toBe('lexical');
-      expect((plan.requests[0]!.with_payload as Schemas['PayloadSelectorInclude']).include).toEqual(
-        expect.arrayContaining([P.lexMain, P.lexMinor]),
-      );
+      expect(plan.requests[0]!.with_payload).toEqual({ include: [P.uri, P.lexCounts] });
     }
     const lexical = planSearch(query({ vector: null }), TUNING);
     expect(lexical.requests[0]!.query).toEqual(sparseQuery('install search', TUNING.minorWeight));
@@ -340,24 +346,10 @@ describe('planSearch', () => {
     expect(() => planSearch(query({ vector: null, text: '', filter: { op: 'must', field: 'nope', conds: [] } }), TUNING)).toThrow(UnsupportedFilterError);
   });
 
-  it('fuses with Qdrant RRF parameters derived from the embedded tuning', () => {
-    expect(DEFAULT_QDRANT_TUNING).toEqual({
-      rrfK: DEFAULT_TUNING.rrfK,
-      denseWeight: DEFAULT_TUNING.denseWeight,
-      lexicalWeight: DEFAULT_TUNING.lexicalWeight,
-      legMin: DEFAULT_TUNING.legMin,
-      legFactor: DEFAULT_TUNING.legFactor,
-      minorWeight: DEFAULT_TUNING.minorWeight,
-    });
-    const t = { ...DEFAULT_QDRANT_TUNING, rrfK: 20 };
-    // Qdrant's 1/(k' + rank − 1) equals the embedded 1/(k + rank) when k' = k + 1.
-    expect(rrfQuery({ ...t, denseWeight: 1, lexicalWeight: 1 })).toEqual({ rrf: { k: 21 } });
-    expect(rrfQuery({ ...t, denseWeight: 1, lexicalWeight: 2 })).toEqual({ rrf: { k: 21, weights: [1, 2] } });
-  });
-
   it('sizes the legs like the embedded index: max(50, 3 × limit)', () => {
     expect(legDepth(5, TUNING)).toBe(50);
     expect(legDepth(40, TUNING)).toBe(120);
+    expect(planSearch(query({ limit: 40 }), TUNING).requests.map((r) => r.limit)).toEqual([120, 120]);
   });
 
   it('batches several searches in order and splits the answers back', () => {
@@ -370,92 +362,95 @@ describe('planSearch', () => {
   });
 });
 
-describe('hitsOf', () => {
-  const summary = (uri: string) => ({ [P.uri]: uri, [P.contextType]: 'resource' });
-  const point = (id: string, score: number, payload?: Record<string, unknown>): Schemas['ScoredPoint'] => ({ id, version: 1, score, payload });
-
-  it('keeps the fused order and calibrates raw cosines into a non-increasing 0..1 score', () => {
-    const plan = planSearch(query(), TUNING);
-    const fused = { points: [point('a', 0.03, summary('viking://r/a')), point('b', 0.02, summary('viking://r/b')), point('c', 0.01, summary('viking://r/c'))] };
-    // b was ranked above c by the fusion although its cosine is lower: the run is pooled.
-    const leg = { points: [point('a', 0.9), point('c', 0.6), point('b', 0.4)] };
-    expect(missingCosines(plan, [fused, leg])).toEqual([]);
-    const hits = hitsOf(plan, [fused, leg]);
-    expect(hits.map((h) => h.node.uri)).toEqual(['viking://r/a', 'viking://r/b', 'viking://r/c']);
-    expect(hits.map((h) => h.score)).toEqual([0.9, 0.5, 0.5]);
-  });
-
-  it('takes the cosine of a lexical-only hit from its fetched vector', () => {
-    const plan = planSearch(query(), TUNING);
-    const fused = { points: [point('a', 0.03, summary('viking://r/a')), point('z', 0.02, summary('viking://r/z'))] };
-    const leg = { points: [point('a', 0.8)] };
-    expect(missingCosines(plan, [fused, leg])).toEqual(['z']);
-    expect(vectorsByIdBody(['z'])).toEqual({ ids: ['z'], with_payload: false, with_vector: ['dense'] });
-    expect(hitsOf(plan, [fused, leg], new Map([['z', 0.3]])).map((h) => h.score)).toEqual([0.8, 0.3]);
-  });
-
-  it('applies the threshold to the calibrated score and keeps one hit per URI', () => {
-    const plan = planSearch(query({ scoreThreshold: 0.5 }), TUNING);
-    const fused = {
-      points: [point('a', 0.03, summary('viking://r/a')), point('a2', 0.025, summary('viking://r/a')), point('b', 0.02, summary('viking://r/b')), point('c', 0.01, summary('viking://r/c'))],
+describe('statistics bodies', () => {
+  it('count the account’s live points and a term’s, and facet the bits of their lengths', () => {
+    const bodies: { live: Schemas['CountRequest']; term: Schemas['CountRequest']; either: Schemas['CountRequest']; lengths: Schemas['FacetRequest'] } = {
+      live: liveCountBody('acme'),
+      term: termCountBody('acme', ['0:install']),
+      either: termCountBody('acme', ['0:猫', '1:猫']),
+      lengths: lengthFacetBody('acme'),
     };
-    const leg = { points: [point('a', 0.9), point('a2', 0.8), point('b', 0.6), point('c', 0.2)] };
-    const hits = hitsOf(plan, [fused, leg]);
-    expect(hits.map((h) => [h.node.uri, h.score])).toEqual([
-      ['viking://r/a', 0.9],
-      ['viking://r/b', 0.6],
-    ]);
-  });
-
-  it('scores a lexical-only search by the weighted set cosine of stored term ids', () => {
-    const plan = planSearch(query({ vector: null, text: 'install search' }), TUNING);
-    const same = termClasses('install search');
-    const p = point('a', 7.5, { ...summary('viking://r/a'), [P.lexMain]: same.main, [P.lexMinor]: same.minor });
-    const hits = hitsOf(plan, [{ points: [p] }]);
-    expect(hits[0]!.score).toBeCloseTo(1, 10);
+    expect(bodies).toMatchSnapshot();
   });
 });
 
-describe('lexicalCosine', () => {
-  // The embedded index's lexical-only score, computed on term strings.
-  function reference(q: string, d: string): number {
-    const weights = (t: string) => {
-      const { main, minor } = lexicalTerms(t);
-      const m = new Map<string, number>();
-      for (const x of main) m.set(x, 1);
-      for (const x of minor) if (!m.has(x)) m.set(x, MINOR_WEIGHT);
-      return m;
-    };
-    const a = weights(q);
-    const b = weights(d);
-    let dot = 0;
-    let na = 0;
-    let nb = 0;
-    for (const [t, w] of a) {
-      na += w * w;
-      dot += w * (b.get(t) ?? 0);
-    }
-    for (const w of b.values()) nb += w * w;
-    return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
-  }
+describe('search answers', () => {
+  const counts = (main: Record<string, number>) => encodeTermCounts({ main: new Map(Object.entries(main)), minor: new Map() });
+  const point = (id: string, score: number, payload: Record<string, unknown>): Schemas['ScoredPoint'] => ({ id, version: 1, score, payload });
+  const stats = { docs: 10, tokens: 30, df: (k: string) => ({ '*:install': 1, '0:install': 1, '*:search': 4, '0:search': 4 })[k] ?? 0 };
 
-  it.each([
-    ['install search', 'How to install the search service'],
-    ['跳舞 比赛', '我们昨天去看了跳舞比赛，舞蹈很好看'],
-    ['service', 'nothing related here'],
-    ['东京 trip plans', 'Trip to 东京 next week: plans and tickets'],
-  ])('equals the embedded formula for %j vs %j', (q, d) => {
-    const dc = termClasses(d);
-    expect(lexicalCosine(queryTermWeights(q), dc.main, dc.minor)).toBeCloseTo(reference(q, d), 12);
+  it('give the ranking each leg’s candidates: cosines from both requests, term counts from the lexical one', () => {
+    const plan = planSearch(query(), TUNING);
+    const answer = [
+      { points: [point('a', 0.9, { [P.uri]: 'viking://r/a' }), point('b', 0.4, { [P.uri]: 'viking://r/b' })] },
+      { points: [point('c', 0.7, { [P.uri]: 'viking://r/c', [P.lexCounts]: counts({ install: 2 }) }), point('d', 0.1, { [P.uri]: 'viking://r/d', [P.lexCounts]: 'garbage' })] },
+    ];
+    const cands = candidatesOf(plan, answer, TUNING.minorWeight);
+    expect(cands.dense).toEqual([
+      { key: 'a', uri: 'viking://r/a', cosine: 0.9 },
+      { key: 'b', uri: 'viking://r/b', cosine: 0.4 },
+    ]);
+    expect(cands.lexical).toEqual([
+      { key: 'c', uri: 'viking://r/c' },
+      { key: 'd', uri: 'viking://r/d' },
+    ]);
+    expect(Object.fromEntries(cands.cosines)).toEqual({ a: 0.9, b: 0.4, c: 0.7, d: 0.1 });
+    expect([...cands.terms.keys()]).toEqual(['c']);
+    expect(cands.terms.get('c')!.count(0, 'install')).toBe(2);
   });
 
+  it('rank by the shared ranking, read hits by id with their term counts, drop hits gone meanwhile, and threshold the calibrated score', () => {
+    const plan = planSearch(query({ scoreThreshold: 0.5 }), TUNING);
+    const answer = [
+      { points: [point('a', 0.9, { [P.uri]: 'viking://r/a' }), point('g', 0.85, { [P.uri]: 'viking://r/g' }), point('b', 0.2, { [P.uri]: 'viking://r/b' })] },
+      { points: [point('b', 0.2, { [P.uri]: 'viking://r/b', [P.lexCounts]: counts({ install: 1, search: 1 }) })] },
+    ];
+    const cands = candidatesOf(plan, answer, TUNING.minorWeight);
+    const scorer = scorerOf(plan, stats, TUNING)!;
+    const fused = fusedOf(plan, cands, scorer, TUNING);
+    // The lexical leg weighs twice the dense one here: b leads.
+    expect(fused.map((h) => h.key)).toEqual(['b', 'a', 'g']);
+    expect(hitsBody(['b', 'a', 'g'], false)).toEqual({ ids: ['b', 'a', 'g'], with_payload: { include: [...(summarySelector(false) as Schemas['PayloadSelectorInclude']).include, P.lexCounts] }, with_vector: false });
+    const read = new Map<string, Record<string, unknown>>([
+      ['a', { [P.uri]: 'viking://r/a', [P.contextType]: 'resource', [P.lexCounts]: counts({ unrelated: 1 }) }],
+      ['b', { [P.uri]: 'viking://r/b', [P.contextType]: 'resource', [P.lexCounts]: counts({ install: 1, search: 1 }) }],
+    ]);
+    const hits = hitsOf(plan, fused, cands, scorer, read, TUNING);
+    // b holds the whole query (coverage floor 0.7 over its cosine 0.2); a is pooled down to it; g is gone.
+    expect(hits.map((h) => [h.node.uri, h.score])).toEqual([
+      ['viking://r/b', expect.closeTo(0.8, 9)],
+      ['viking://r/a', expect.closeTo(0.8, 9)],
+    ]);
+    expect(hitsOf({ ...plan, threshold: 0.9 }, fused, cands, scorer, read, TUNING)).toEqual([]);
+  });
+
+  it('score a lexical-only search by the set cosine of the stored term counts', () => {
+    const plan = planSearch(query({ vector: null, text: 'install search' }), TUNING);
+    const c = counts({ install: 1, search: 1 });
+    const cands = candidatesOf(plan, [{ points: [point('a', 7.5, { [P.uri]: 'viking://r/a', [P.lexCounts]: c })] }], TUNING.minorWeight);
+    const scorer = scorerOf(plan, stats, TUNING);
+    const hits = hitsOf(plan, fusedOf(plan, cands, scorer, TUNING), cands, scorer, new Map([['a', { [P.uri]: 'viking://r/a', [P.lexCounts]: c }]]), TUNING);
+    expect(hits.map((h) => h.score)).toEqual([expect.closeTo(1, 10)]);
+  });
+
+  it('read a point’s term counts once per id, and none from a missing or unreadable field', () => {
+    const memo = new Map<string, DocTerms | null>();
+    const d = termsOfPayload('a', { [P.lexCounts]: counts({ x: 2 }) }, 0.6, memo);
+    expect(d?.count(0, 'x')).toBe(2);
+    expect(termsOfPayload('a', {}, 0.6, memo)).toBe(d);
+    expect(termsOfPayload('b', {}, 0.6, memo)).toBeNull();
+    expect(termsOfPayload('c', { [P.lexCounts]: 'x 0\t' }, 0.6, memo)).toBeNull();
+  });
+});
+
+describe('lexical sparse vectors and payload', () => {
   it('builds the sparse query from distinct terms with class weights, minor terms in their own id space', () => {
     const s = sparseQuery('search searching 跳舞')!;
     expect(s.indices).toEqual([...s.indices].sort((a, b) => a - b));
     expect(s.indices).toHaveLength(4); // search (stemmed once), 跳舞, 跳, 舞
     expect(s.values[s.indices.indexOf(hash32(lexicalTerms('search').main[0]!))]).toBe(1);
     expect(s.values[s.indices.indexOf(hash32('跳舞'))]).toBe(1);
-    expect(s.values[s.indices.indexOf(hash32('跳', MINOR_SEED))]).toBe(MINOR_WEIGHT);
+    expect(s.values[s.indices.indexOf(hash32('跳', MINOR_SEED))]).toBe(DEFAULT_TUNING.minorWeight);
     expect(s.indices).not.toContain(hash32('跳'));
     expect(sparseQuery('the and of')).toBeNull();
   });
@@ -468,6 +463,17 @@ describe('lexicalCosine', () => {
     expect(at(hash32('跳', MINOR_SEED))).toBeCloseTo(1 + Math.log(2), 12); // unigram of both runs
     expect(at(hash32('舞', MINOR_SEED))).toBeCloseTo(1 + Math.log(2), 12);
     expect(d.indices).toHaveLength(4);
+  });
+
+  it('stores the term counts, the class keys of the distinct terms and the bits of the BM25 length', () => {
+    const lex = lexicalPayload('跳舞 跳舞 跳 dancing');
+    const doc = DocTerms.decode(lex.counts, 0.6);
+    expect(doc).toEqual(DocTerms.ofText('跳舞 跳舞 跳 dancing', 0.6));
+    expect(lex.terms.sort()).toEqual(['0:danc', '0:跳', '0:跳舞', '1:舞', '1:跳'].sort());
+    // 1 + main 跳舞 ×2, 跳, danc + minor 跳 ×2, 舞 ×2 = 9 = 0b1001.
+    expect(doc.length).toBe(9);
+    expect(lex.lengthBits).toEqual(['0', '3']);
+    expect(new QueryTerms('跳舞 dancing', TUNING).lookups()).toEqual(['*:跳舞', '0:跳舞', '*:danc', '0:danc', '*:跳', '1:跳', '*:舞', '1:舞']);
   });
 });
 

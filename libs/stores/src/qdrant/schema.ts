@@ -36,10 +36,12 @@ export const P = {
   passageIndex: 'passage_index',
   links: 'links',
   lexicalText: 'lexical_text',
-  /** Distinct lexical term ids (`hash32` of `@ctxmesh/embedder`) of main terms (words, CJK bigrams): lexical-only scoring. */
-  lexMain: 'lex_main',
-  /** Distinct lexical term ids of minor-only terms (CJK unigrams). */
-  lexMinor: 'lex_minor',
+  /** The lexical text's term counts (`encodeTermCounts`): what the shared ranking reads of a point. */
+  lexCounts: 'lex_counts',
+  /** The lexical text's distinct terms by class (`0:<main term>`, `1:<minor term>`): document frequencies are counts on it. */
+  lexTerms: 'lex_terms',
+  /** The set bits of the point's BM25 length (`"0"`, `"3"`, …): a facet on it sums the account's lengths. */
+  lexLenBits: 'lex_len_bits',
   /** L2 norm of the dense vector as written (Qdrant stores cosine vectors normalised). */
   vectorNorm: 'vector_norm',
   /** Version of the document the point belongs to (its content hash): the unit of the replace protocol. */
@@ -66,7 +68,8 @@ export interface CollectionOptions {
 /**
  * `PUT /collections/{name}` body: a named dense vector (cosine) and a sparse lexical vector
  * whose weights are sublinear term frequencies, with Qdrant applying IDF at query time
- * (`modifier: idf`), so the lexical leg ranks like BM25 without a corpus-wide pass at write.
+ * (`modifier: idf`): the lexical leg's candidates come from it (their order is the shared
+ * ranking's BM25, computed from each point's term counts).
  */
 export function createCollectionBody(opts: CollectionOptions): Schemas['CreateCollection'] {
   if (!Number.isInteger(opts.dimension) || opts.dimension <= 0) throw new RangeError(`dimension must be a positive integer, got ${opts.dimension}`);
@@ -84,7 +87,9 @@ export function createCollectionBody(opts: CollectionOptions): Schemas['CreateCo
 /**
  * One `PUT /collections/{name}/index` body per filtered payload key, in creation order.
  * `account` is the tenant key (`is_tenant`: Qdrant co-locates each account's points);
- * keyword keys get exact-match indexes, integer keys (level, times in ms) lookup + range indexes.
+ * keyword keys get exact-match indexes (the lexical statistics' keys too: counts and facets on
+ * them are the ranking's document frequencies and lengths), integer keys (level, times in ms)
+ * lookup + range indexes.
  */
 export function payloadIndexBodies(): Schemas['CreateFieldIndex'][] {
   const keyword = (field_name: string, is_tenant = false): Schemas['CreateFieldIndex'] => ({
@@ -112,6 +117,9 @@ export function payloadIndexBodies(): Schemas['CreateFieldIndex'][] {
     keyword(P.contentHash),
     keyword(P.version),
     keyword(P.state),
+    // The statistics of the shared ranking (see `stats.ts`).
+    keyword(P.lexTerms),
+    keyword(P.lexLenBits),
     integer(P.level),
     integer(P.createdAt),
     integer(P.updatedAt),

@@ -1,80 +1,41 @@
 import type { Schemas } from '@qdrant/js-client-rest';
-import { monotoneScores } from '../ranking/fusion';
-import { DEFAULT_TUNING } from '../tuning';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
+import { type CorpusStats, QueryScorer, QueryTerms } from '../ranking/query';
+import { type Candidate, type DenseCandidate, type RankedHit, calibrate, fuse, legDepth } from '../ranking/rank';
+import { DocTerms } from '../ranking/terms';
+import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import { searchFilter } from './filter';
-import { lexicalCosine, queryTermWeights, sparseQuery } from './lexical';
-import { summarySelector, toSummary } from './payload';
+import { sparseQuery } from './lexical';
+import { SUMMARY_KEYS, toSummary } from './payload';
 import { DENSE_VECTOR, LEXICAL_VECTOR, P } from './schema';
 
-/** Hybrid-search knobs, defaulting to the embedded index's values so both adapters rank alike. */
-export interface QdrantHybridTuning {
-  /** RRF rank constant of the embedded formula `w / (k + rank)`, rank from 1. */
-  rrfK: number;
-  /** RRF weight of the dense leg. */
-  denseWeight: number;
-  /** RRF weight of the lexical leg. */
-  lexicalWeight: number;
-  /** Candidates taken from each leg: `max(legMin, limit × legFactor)`. */
-  legMin: number;
-  /** See `legMin`. */
-  legFactor: number;
-  /** Weight of minor (CJK unigram) query terms. */
-  minorWeight: number;
-}
-
-/** Default {@link QdrantHybridTuning}: the embedded index's `DEFAULT_TUNING`, read at load. */
-export const DEFAULT_QDRANT_TUNING: Readonly<QdrantHybridTuning> = Object.freeze({
-  rrfK: DEFAULT_TUNING.rrfK,
-  denseWeight: DEFAULT_TUNING.denseWeight,
-  lexicalWeight: DEFAULT_TUNING.lexicalWeight,
-  legMin: DEFAULT_TUNING.legMin,
-  legFactor: DEFAULT_TUNING.legFactor,
-  minorWeight: DEFAULT_TUNING.minorWeight,
-});
-
 /**
- * Qdrant's RRF query for a tuning. Qdrant scores `1 / (k + rank/w − 1)` (rank from 1), the
- * embedded index `w / (k + rank)`: with k' = k + 1 the two agree exactly when both weights are
- * 1; with other weights Qdrant scales the rank instead of the contribution, so the favoured leg
- * still wins ties of rank but the two fused orders can differ further down. Weights are only
- * sent when they are not all 1 (weighted RRF needs Qdrant ≥ 1.17; `k` needs ≥ 1.16).
- */
-export function rrfQuery(tuning: QdrantHybridTuning): Schemas['RrfQuery'] {
-  const weighted = tuning.denseWeight !== 1 || tuning.lexicalWeight !== 1;
-  return { rrf: weighted ? { k: tuning.rrfK + 1, weights: [tuning.denseWeight, tuning.lexicalWeight] } : { k: tuning.rrfK + 1 } };
-}
-
-/**
- * How one {@link SearchQuery} is asked of Qdrant and how its answer is scored.
+ * How one {@link SearchQuery} is asked of Qdrant. Qdrant only *generates candidates*; the order,
+ * the scores and the threshold are the shared ranking's (`ranking/`), as in the embedded index:
  *
- * - `hybrid` (dense vector and lexical terms): request 0 is the ranked query — two prefetches
- *   (dense leg and sparse lexical leg, each `legK` deep and each carrying the whole filter) fused
- *   by {@link rrfQuery} — with the summary payload; request 1 is the dense leg alone, ids and cosines only.
- *   A fused hit's raw relevance is its dense cosine: from request 1, or — for a hit that only the
- *   lexical leg found — computed from its stored vector (one follow-up `POST /points`).
- * - `dense`: one nearest query; the raw relevance is the cosine Qdrant returns.
- * - `lexical` (no usable vector): one sparse query; the raw relevance is the weighted set cosine
- *   of query and point terms, from the term ids stored in the payload.
+ * - `hybrid` (dense vector and lexical terms): two requests, each `legDepth` deep and carrying
+ *   the whole filter — the dense leg (nearest by cosine: ids, cosines, URIs), and the lexical
+ *   leg's candidates (a sparse prefetch over the IDF-weighted lexical vectors) re-scored by the
+ *   dense query, so each comes with its cosine, its URI and its term counts (`lex_counts`);
+ * - `dense`: the dense leg alone;
+ * - `lexical` (no usable vector): the lexical leg's candidates alone (URIs and term counts);
  * - `none` (no leg, or `limit` < 1): no request, no hit.
  *
- * The returned score is `monotoneScores(raw)` along the ranked order (the embedded index's
- * calibration: cosine-like, in 0..1, non-increasing, so sorting by it keeps the fused order);
- * `scoreThreshold` then keeps the leading hits scoring at least the threshold.
+ * The ranking also needs the account's statistics ({@link CorpusStats}, fetched beside the batch
+ * by `stats.ts`), then — once the order is known — each hit's summary and term counts, read by
+ * id in one `POST /points` for the whole batch ({@link hitsBody}).
  */
 export interface SearchPlan {
   /** Mode, see above. */
   mode: 'hybrid' | 'dense' | 'lexical' | 'none';
-  /** Requests this query adds to the batch, in order (request 0 is the ranked one). */
+  /** Requests this query adds to the batch, in order: the dense leg first, when it has one. */
   requests: Schemas['QueryRequest'][];
   /** Rows wanted. */
   limit: number;
-  /** Unit-length query vector (hybrid and dense modes), for cosines computed here. */
-  unitVector: Float32Array | null;
-  /** Query term weights (lexical mode). */
-  terms: Map<number, number> | null;
-  /** Weight of minor terms in the lexical-only score. */
-  minorWeight: number;
+  /** The account searched (whose statistics the lexical scores need). */
+  account: string;
+  /** The query's lexical terms (hybrid and lexical modes), else null. */
+  terms: QueryTerms | null;
   /** Whether hits carry their overview. */
   withOverview: boolean;
   /** Minimum calibrated score, or null. */
@@ -90,20 +51,21 @@ function unit(v: Float32Array | null): Float32Array | null {
   return v.map((x) => x * inv);
 }
 
-/** Leg depth for a limit: `max(legMin, limit × legFactor)`. */
-export function legDepth(limit: number, tuning: QdrantHybridTuning = DEFAULT_QDRANT_TUNING): number {
-  return Math.max(tuning.legMin, limit * tuning.legFactor);
-}
+/** Payload a dense-leg candidate carries: its URI (the ranking's tie-break and identity). */
+const DENSE_PAYLOAD: Schemas['WithPayloadInterface'] = { include: [P.uri] };
+/** Payload a lexical-leg candidate carries: its URI and term counts (its BM25 and TF-IDF). */
+const LEXICAL_PAYLOAD: Schemas['WithPayloadInterface'] = { include: [P.uri, P.lexCounts] };
 
 /**
  * Plan one search (pure: the request bodies are typed against `@qdrant/js-client-rest`'s
  * OpenAPI schema). Targets are trimmed and blank ones dropped, as in the embedded index.
  * @throws UnsupportedFilterError for a filter Qdrant cannot evaluate
  */
-export function planSearch(query: SearchQuery, tuning: QdrantHybridTuning = DEFAULT_QDRANT_TUNING): SearchPlan {
+export function planSearch(query: SearchQuery, tuning: HybridTuning = DEFAULT_TUNING): SearchPlan {
   const limit = Math.floor(query.limit);
   const withOverview = !!query.withOverview;
   const threshold = query.scoreThreshold ?? null;
+  const account = query.visibility.account;
   const q: SearchQuery = {
     ...query,
     targets: (query.targets ?? []).filter((t) => typeof t === 'string' && t.trim() !== '').map((t) => t.trim()),
@@ -111,61 +73,38 @@ export function planSearch(query: SearchQuery, tuning: QdrantHybridTuning = DEFA
   // Building the filter first surfaces an unsupported filter even for a query with no leg.
   const filter = searchFilter(q);
   const unitVector = unit(query.vector);
-  const sparse = query.text && query.text.trim() !== '' ? sparseQuery(query.text, tuning.minorWeight) : null;
-  const minorWeight = tuning.minorWeight;
-  const none: SearchPlan = { mode: 'none', requests: [], limit, unitVector: null, terms: null, minorWeight, withOverview, threshold };
+  const text = query.text && query.text.trim() !== '' ? query.text : '';
+  const sparse = text !== '' ? sparseQuery(text, tuning.minorWeight) : null;
+  const none: SearchPlan = { mode: 'none', requests: [], limit, account, terms: null, withOverview, threshold };
   if (!(limit > 0) || (!unitVector && !sparse)) return none;
-
-  const payload = summarySelector(withOverview);
+  const terms = sparse ? new QueryTerms(text, tuning) : null;
   const legK = legDepth(limit, tuning);
   const dense = unitVector ? Array.from(unitVector) : null;
-
+  const base = { limit, account, terms, withOverview, threshold };
+  const denseLeg: Schemas['QueryRequest'] | null = dense ? { query: dense, using: DENSE_VECTOR, filter, limit: legK, with_payload: DENSE_PAYLOAD, with_vector: false } : null;
   if (dense && sparse) {
     return {
       mode: 'hybrid',
-      limit,
-      unitVector,
-      terms: null,
-      minorWeight,
-      withOverview,
-      threshold,
+      ...base,
       requests: [
+        denseLeg!,
+        // The lexical candidates re-scored by the dense query: Qdrant applies the main query to the prefetch's results.
         {
-          prefetch: [
-            { query: dense, using: DENSE_VECTOR, filter, limit: legK },
-            { query: sparse, using: LEXICAL_VECTOR, filter, limit: legK },
-          ],
-          query: rrfQuery(tuning),
-          limit,
-          with_payload: payload,
+          prefetch: [{ query: sparse, using: LEXICAL_VECTOR, filter, limit: legK }],
+          query: dense,
+          using: DENSE_VECTOR,
+          limit: legK,
+          with_payload: LEXICAL_PAYLOAD,
           with_vector: false,
         },
-        { query: dense, using: DENSE_VECTOR, filter, limit: legK, with_payload: false, with_vector: false },
       ],
     };
   }
-  if (dense) {
-    return {
-      mode: 'dense',
-      limit,
-      unitVector,
-      terms: null,
-      minorWeight,
-      withOverview,
-      threshold,
-      requests: [{ query: dense, using: DENSE_VECTOR, filter, limit, with_payload: payload, with_vector: false }],
-    };
-  }
-  const include = [...(payload as Schemas['PayloadSelectorInclude']).include, P.lexMain, P.lexMinor];
+  if (dense) return { mode: 'dense', ...base, requests: [denseLeg!] };
   return {
     mode: 'lexical',
-    limit,
-    unitVector: null,
-    terms: queryTermWeights(query.text, tuning.minorWeight),
-    minorWeight,
-    withOverview,
-    threshold,
-    requests: [{ query: sparse!, using: LEXICAL_VECTOR, filter, limit, with_payload: { include }, with_vector: false }],
+    ...base,
+    requests: [{ query: sparse!, using: LEXICAL_VECTOR, filter, limit: legK, with_payload: LEXICAL_PAYLOAD, with_vector: false }],
   };
 }
 
@@ -188,61 +127,123 @@ export function splitBatch<T>(plans: readonly SearchPlan[], answers: readonly T[
 
 type Id = Schemas['ExtendedPointId'];
 
-/** Hits of a hybrid plan whose dense cosine the batch did not return (they need their vector). */
-export function missingCosines(plan: SearchPlan, answer: readonly Schemas['QueryResponse'][]): Id[] {
-  if (plan.mode !== 'hybrid') return [];
-  const known = new Set(answer[1]?.points.map((p) => String(p.id)) ?? []);
-  return (answer[0]?.points ?? []).filter((p) => !known.has(String(p.id))).map((p) => p.id);
+/** A point's key in the ranking: its id as a string (ids are UUIDs or integers). */
+export function keyOf(id: Id): string {
+  return String(id);
 }
 
-/** `POST /collections/{name}/points` body fetching dense vectors (and nothing else) by id. */
-export function vectorsByIdBody(ids: readonly Id[]): Schemas['PointRequest'] {
-  return { ids: [...ids], with_payload: false, with_vector: [DENSE_VECTOR] };
-}
-
-/** Cosine between a unit query vector and a stored vector (any norm). */
-export function cosineTo(unitQuery: Float32Array, stored: ArrayLike<number>): number {
-  let dot = 0;
-  let n = 0;
-  const len = Math.min(unitQuery.length, stored.length);
-  for (let i = 0; i < len; i++) {
-    dot += unitQuery[i]! * stored[i]!;
-    n += stored[i]! * stored[i]!;
-  }
-  return n > 0 ? dot / Math.sqrt(n) : 0;
-}
-
-function numbers(v: unknown): number[] {
-  return Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : [];
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
 }
 
 /**
- * Turn one plan's answer into hits: ranked order from request 0, raw relevance per the plan's
- * mode, calibrated by `monotoneScores`, thresholded, one hit per URI (a document caught in the
- * middle of its commit can show two versions of a URI for an instant: the better one is kept).
- * @param cosines dense cosines fetched afterwards for hybrid hits missing from request 1, by id
+ * The term counts stored in a point's payload (`lex_counts`), memoised per point id in `memo`
+ * (a point id names one content version); null when missing or unreadable (a point written
+ * before the field existed has no terms until it is written again).
  */
-export function hitsOf(plan: SearchPlan, answer: readonly Schemas['QueryResponse'][], cosines: ReadonlyMap<string, number> = new Map()): SearchHit[] {
-  if (plan.mode === 'none') return [];
-  const ranked = answer[0]?.points ?? [];
-  let raw: number[];
-  if (plan.mode === 'dense') {
-    raw = ranked.map((p) => p.score);
-  } else if (plan.mode === 'hybrid') {
-    const legCos = new Map((answer[1]?.points ?? []).map((p) => [String(p.id), p.score] as const));
-    raw = ranked.map((p) => legCos.get(String(p.id)) ?? cosines.get(String(p.id)) ?? 0);
-  } else {
-    raw = ranked.map((p) => lexicalCosine(plan.terms!, numbers(p.payload?.[P.lexMain]), numbers(p.payload?.[P.lexMinor]), plan.minorWeight));
+export function termsOfPayload(key: string, payload: Record<string, unknown> | null | undefined, minorWeight: number, memo: Map<string, DocTerms | null>): DocTerms | null {
+  if (memo.has(key)) return memo.get(key)!;
+  const raw = payload?.[P.lexCounts];
+  let d: DocTerms | null = null;
+  if (typeof raw === 'string') {
+    try {
+      d = DocTerms.decode(raw, minorWeight);
+    } catch {
+      d = null;
+    }
   }
-  const scores = monotoneScores(raw);
-  const out: SearchHit[] = [];
-  const seen = new Set<string>();
-  for (let i = 0; i < ranked.length && out.length < plan.limit; i++) {
-    if (plan.threshold !== null && !(scores[i]! >= plan.threshold)) break;
-    const node = toSummary(ranked[i]!.payload as Record<string, unknown> | null | undefined, plan.withOverview);
-    if (seen.has(node.uri)) continue;
-    seen.add(node.uri);
-    out.push({ node, score: scores[i]! });
+  memo.set(key, d);
+  return d;
+}
+
+/** One plan's candidates as the ranking takes them. */
+export interface PlanCandidates {
+  dense: Array<DenseCandidate<string>>;
+  lexical: Array<Candidate<string>>;
+  /** Cosine of every candidate (hybrid and dense modes). */
+  cosines: Map<string, number>;
+  /** Term counts of the lexical candidates. */
+  terms: Map<string, DocTerms>;
+  /** Point ids by key. */
+  ids: Map<string, Id>;
+}
+
+/** The candidates of one plan from its slice of the batch answer. */
+export function candidatesOf(plan: SearchPlan, answer: readonly Schemas['QueryResponse'][], minorWeight: number, memo: Map<string, DocTerms | null> = new Map()): PlanCandidates {
+  const out: PlanCandidates = { dense: [], lexical: [], cosines: new Map(), terms: new Map(), ids: new Map() };
+  if (plan.mode === 'none') return out;
+  const denseAnswer = plan.mode === 'lexical' ? null : answer[0];
+  const lexicalAnswer = plan.mode === 'hybrid' ? answer[1] : plan.mode === 'lexical' ? answer[0] : null;
+  for (const p of denseAnswer?.points ?? []) {
+    const key = keyOf(p.id);
+    out.ids.set(key, p.id);
+    out.cosines.set(key, p.score);
+    out.dense.push({ key, uri: str(p.payload?.[P.uri]), cosine: p.score });
+  }
+  for (const p of lexicalAnswer?.points ?? []) {
+    const key = keyOf(p.id);
+    out.ids.set(key, p.id);
+    // Re-scored by the dense query in hybrid mode: the score is the cosine.
+    if (plan.mode === 'hybrid') out.cosines.set(key, p.score);
+    out.lexical.push({ key, uri: str(p.payload?.[P.uri]) });
+    const d = termsOfPayload(key, p.payload, minorWeight, memo);
+    if (d) out.terms.set(key, d);
   }
   return out;
+}
+
+/** The plan's query weighed against its account's statistics (null without lexical terms). */
+export function scorerOf(plan: SearchPlan, stats: CorpusStats | undefined, tuning: HybridTuning): QueryScorer | null {
+  return plan.terms && !plan.terms.empty && stats ? new QueryScorer(plan.terms, stats, tuning) : null;
+}
+
+/** The order of one plan: the shared ranking's {@link fuse} of its candidates. */
+export function fusedOf(plan: SearchPlan, cands: PlanCandidates, scorer: QueryScorer | null, tuning: HybridTuning): Array<Candidate<string>> {
+  if (plan.mode === 'none') return [];
+  return fuse({ limit: plan.limit, dense: cands.dense, lexical: cands.lexical, scorer, terms: () => cands.terms }, tuning);
+}
+
+/**
+ * `POST /collections/{name}/points` body reading the ranked hits of a batch by id: their
+ * summaries (with the overview when `withOverview`) and term counts, no vectors.
+ */
+export function hitsBody(ids: readonly Id[], withOverview: boolean): Schemas['PointRequest'] {
+  return { ids: [...ids], with_payload: { include: [...SUMMARY_KEYS, ...(withOverview ? [P.overview] : []), P.lexCounts] }, with_vector: false };
+}
+
+/**
+ * The hits of one plan: its fused order (hits no longer stored are dropped) scored by the
+ * shared ranking's {@link calibrate} — the cosines of the candidates, or without a dense leg the
+ * lexical set cosine, the coverage floor from the term counts read with the summaries — then
+ * thresholded.
+ * @param points the payloads read by {@link hitsBody}, by key
+ */
+export function hitsOf(
+  plan: SearchPlan,
+  fused: ReadonlyArray<Candidate<string>>,
+  cands: PlanCandidates,
+  scorer: QueryScorer | null,
+  points: ReadonlyMap<string, Record<string, unknown>>,
+  tuning: HybridTuning,
+  memo: Map<string, DocTerms | null> = new Map(),
+): SearchHit[] {
+  const present = fused.filter((h) => points.has(h.key));
+  const ranked: Array<RankedHit<string>> = calibrate(
+    present,
+    {
+      scorer,
+      cosine: plan.mode === 'lexical' ? null : (k) => cands.cosines.get(k) ?? 0,
+      terms: (keys) => {
+        const out = new Map<string, DocTerms>();
+        for (const k of keys) {
+          const d = termsOfPayload(k, points.get(k), tuning.minorWeight, memo);
+          if (d) out.set(k, d);
+        }
+        return out;
+      },
+      threshold: plan.threshold,
+    },
+    tuning,
+  );
+  return ranked.map((h) => ({ node: toSummary(points.get(h.key), plan.withOverview), score: h.score }));
 }

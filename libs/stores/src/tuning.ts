@@ -1,6 +1,7 @@
 /**
- * Hybrid-search tuning shared by both VectorIndex adapters, so the embedded index and Qdrant
- * rank alike (defaults tuned on MADial-Bench; see `scripts/madial-eval.mjs`).
+ * Hybrid-search tuning of the shared ranking (`ranking/`), which both VectorIndex adapters call,
+ * so the embedded index and Qdrant rank and score alike with the same knobs (defaults tuned on
+ * MADial-Bench; see the bench's `madial` section).
  */
 
 /** Tuning knobs of the hybrid search (dense + lexical legs fused by weighted RRF). */
@@ -29,30 +30,35 @@ export interface HybridTuning {
    * integer count. @default 2
    */
   capitalizedWeight: number;
-  /** At most this many distinct lexical query terms (the rarest by document frequency are kept). @default 48 */
+  /**
+   * At most this many distinct lexical query terms weigh in the BM25 leg (the rarest by
+   * document frequency are kept). @default 48
+   */
   maxQueryTerms: number;
-  /** Lexical query terms in more than this fraction of the account's documents are dropped (they only cost time). @default 0.5 */
+  /** Lexical query terms in more than this fraction of the account's documents are dropped from the BM25 leg when rarer ones exist (they only cost time). @default 0.5 */
   maxTermDocFraction: number;
   /**
-   * Postings budget of one lexical query: terms are added rarest first while the sum of their
-   * document frequencies stays within it (the rarest term is always kept), so a query's cost is
-   * bounded whatever the corpus. The embedded block-max index scores a posting in ~35 ns (FTS5,
-   * before it, spent ~1.6 µs per matched row with a budget of 2,000): on the `docs` bench
-   * profile at 10k documents 20,000 postings cost about 1 ms per search and find the known item
-   * in the top 10 for 54 % of queries, against 52 % with 2,000; small corpora keep every term.
+   * Postings budget of one lexical query: the BM25 leg's terms are added rarest first while the
+   * sum of their document frequencies stays within it (the rarest term is always kept), so a
+   * query's cost is bounded whatever the corpus. The embedded block-max index scores a posting
+   * in ~35 ns (FTS5, before it, spent ~1.6 µs per matched row with a budget of 2,000): on the
+   * `docs` bench profile at 10k documents 20,000 postings cost about 1 ms per search and find
+   * the known item in the top 10 for 54 % of queries, against 52 % with 2,000; small corpora
+   * keep every term. Qdrant's sparse prefetch looks up every query term; its candidates are then
+   * ordered by the same BM25 over the same terms.
    * @default 20000
    */
   maxQueryPostings: number;
   /**
-   * Embedded index only: the first this-many rows of a search's BM25 list (and at most
-   * `legFactor × limit` of them, at least 10) are re-ordered by TF-IDF relevance to the query
-   * (see `embedded/lexical-rerank.ts`); 0 keeps the BM25 order. Each re-ordered row costs its
-   * terms (memoised) and, cold, a re-tokenisation of its text.
+   * The first this-many rows of a search's BM25 list (and at most `legFactor × limit` of them,
+   * at least 10) are re-ordered by TF-IDF relevance to the query (`TfIdfScorer` in
+   * `ranking/terms.ts`); 0 keeps the BM25 order. Each re-ordered row costs a lookup per query
+   * term in its term counts (which the engines read or keep anyway for BM25).
    * @default 30
    */
   lexicalRerankDepth: number;
   /**
-   * Embedded index only: a hit's score is at least `coverageWeight × coverage^coveragePower`,
+   * A hit's score is at least `coverageWeight × coverage^coveragePower`,
    * where coverage is the share of the query's IDF-weighted terms (those the account's rows
    * hold at all) that the hit contains. The dense cosine of a lexical embedder penalises a
    * long page that fully answers a short question; clients threshold scores (the plugins send

@@ -3,6 +3,7 @@ import { type AnnOptions, AnnSet, DEFAULT_ANN_OPTIONS, type DenseAnn } from './a
 import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
+import type { monotoneScores } from '../ranking/fusion';
 import { LexicalIndex, type LexicalTopKStats } from './lexical-index';
 import { LexicalLeg } from './lexical-leg';
 import { IndexReader } from './reads';
@@ -54,7 +55,7 @@ export interface EmbeddedVectorIndexOptions {
  * lexical terms — from the shared tokenizer of `@ctxmesh/embedder`: stemmed words, and CJK runs
  * segmented into bigrams (main terms) and unigrams (minor terms) — in a block-max inverted
  * index of the file's own (`vi_lex_*`, see {@link LexicalIndex}), their per-account document
- * frequencies (`vi_terms`), each row's term counts (`vi_bags`, for the lexical re-ranking; a row
+ * frequencies (`vi_terms`), each row's term counts (`vi_bags`, what the ranking reads of a row; a row
  * without them, written before the table existed, is re-tokenised when needed) and a change log
  * (`vi_changes`). A document's writes — or a batch of documents' — are one transaction, so
  * nothing half-written is ever searchable.
@@ -74,22 +75,24 @@ export interface EmbeddedVectorIndexOptions {
  * transaction. The dense leg is an exact cosine over the rows in scope, computed by a
  * WebAssembly SIMD kernel once per distinct query vector per batch — or, for a scope of many
  * rows in a large account, the candidates of an HNSW index re-scored exactly ({@link DenseAnn});
- * the lexical leg is an exact
- * BM25 top-k from the inverted index over the query's rarest terms (a postings budget bounds
- * its cost), one run per distinct text per batch shared by its searches (a search whose scope
- * is too narrow for it runs its own), whose head (`lexicalRerankDepth` rows) is then re-ordered by
- * TF-IDF relevance ({@link TfIdfScorer}; per-account document frequencies, each row's term
- * counts stored at write time in `vi_bags`, a bounded memo of them in memory). The legs are fused by
- * weighted reciprocal-rank fusion, which decides the order. Identical searches in a batch are
- * run once.
+ * the lexical leg is an exact BM25 top-k from the inverted index over the query's selected
+ * terms (the rarest within a postings budget), one run per distinct text per batch shared by
+ * its searches (a search whose scope is too narrow for it runs its own). Identical searches in
+ * a batch are run once.
  *
- * Score: the returned `score` is the hit's dense cosine — raised to the coverage floor
+ * Ranking and score: the legs' candidates go to the shared ranking (`ranking/`, the one the
+ * Qdrant adapter calls too) with their features — each candidate's cosine and its term counts
+ * (stored at write time in `vi_bags`, a bounded memo of them in memory; a row without them,
+ * written before the table existed, is re-tokenised), the account's live rows, summed lengths
+ * and document frequencies (`vi_lex_rows`, `vi_lex_terms`, `vi_terms`). It orders the lexical
+ * leg by BM25 with its head re-ordered by TF-IDF, fuses the legs by weighted reciprocal-rank
+ * fusion, and scores each hit by its dense cosine — raised to the coverage floor
  * (`coverageWeight × coverage^coveragePower`, the share of the query's IDF-weighted terms the
  * hit holds) — clamped to [0, 1] and smoothed into a non-increasing sequence along the fused
  * order (pool-adjacent-violators; see {@link monotoneScores}), so it is cosine-like, can be
  * thresholded, and sorting by it reproduces the fused order. Without a query vector the cosine
- * is the weighted set cosine of the query's and the hit's lexical terms. `scoreThreshold` applies to the returned score; hits
- * come back best first.
+ * is the weighted set cosine of the query's and the hit's lexical terms. `scoreThreshold`
+ * applies to the returned score; hits come back best first.
  */
 export class EmbeddedVectorIndex implements VectorIndex {
   readonly dimension: number;

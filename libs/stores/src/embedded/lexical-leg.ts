@@ -60,7 +60,8 @@ export class LexicalLeg {
 
   /**
    * The lexical leg of one search: its best `k` rows by BM25 among those `accept` admits (the
-   * search's scope and filters), best first, as slots of `shard`. The searches of a batch with
+   * search's scope and filters), best first, as slots of `shard` with their BM25 (the shared
+   * ranking's: `QueryScorer.bm25`). The searches of a batch with
    * one text share one top-k run over the whole account, `sharedK` deep: a search whose scope
    * holds `k` of those rows takes them (they are its exact top k: every row below scores no
    * more); a narrower one runs its own scoped top-k. Rows written after the scan cache was
@@ -68,7 +69,7 @@ export class LexicalLeg {
    * @param sharedK depth of the shared run (the batch's deepest lexical leg, or more)
    * @param stats counters of the top-k runs (postings touched), when given
    */
-  topK(lex: LexResult, shard: Shard, accept: (slot: number) => boolean, k: number, sharedK: number, stats?: LexicalTopKStats): number[] {
+  topK(lex: LexResult, shard: Shard, accept: (slot: number) => boolean, k: number, sharedK: number, stats?: LexicalTopKStats): Array<{ slot: number; score: number }> {
     if (!lex.prepared) return [];
     const where = this.cache.where;
     const slotOf = (id: number): number => {
@@ -76,11 +77,11 @@ export class LexicalLeg {
       return w !== undefined && w.shard === shard && shard.live[w.slot] === 1 ? w.slot : -1;
     };
     if (!lex.shared || lex.shared.k < sharedK) lex.shared = { k: sharedK, hits: this.index.topK(lex.prepared, Math.max(k, sharedK), null, stats) };
-    const out: number[] = [];
+    const out: Array<{ slot: number; score: number }> = [];
     for (const h of lex.shared.hits) {
       const slot = slotOf(h.id);
       if (slot >= 0 && accept(slot)) {
-        out.push(slot);
+        out.push({ slot, score: h.score });
         if (out.length >= k) return out;
       }
     }
@@ -96,6 +97,6 @@ export class LexicalLeg {
         },
         stats,
       )
-      .map((h) => slotOf(h.id));
+      .map((h) => ({ slot: slotOf(h.id), score: h.score }));
   }
 }

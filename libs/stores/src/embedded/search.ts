@@ -122,7 +122,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     if (cosines) denseList = denseTopK(cosines, shard, ranges, tail, pred, legK);
 
     // Lexical leg: the search's own top-k by BM25, within its scope and filters.
-    let lexList: number[] = [];
+    let lexList: Array<{ slot: number; score: number }> = [];
     let lex: LexResult | null = null;
     if (q.text && q.text.trim() !== '') {
       const key = q.visibility.account + '\u0000' + q.text;
@@ -132,7 +132,9 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
       lexList = ctx.lexical.topK(lex, shard, inScope, legK, sharedK, ctx.stats);
     }
 
-    // The shared ranking orders, fuses, scores and thresholds the candidates.
+    // The shared ranking orders, fuses, scores and thresholds the candidates (the lexical ones
+    // with the BM25 the index computed: the ranking reads term counts only for its TF-IDF head
+    // and the hits' coverage, as the embedded index always did).
     const terms: TermsOf<number> = (slots) => {
       const ids = slots.map((s) => shard.ids[s]);
       const docs = ctx.bags.get(ids);
@@ -146,7 +148,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     const cos = cosOf;
     const denseCands: Array<DenseCandidate<number>> = cos ? denseList.map((s) => ({ key: s, uri: shard.uri[s], cosine: cos(s) })) : [];
     const ranked = rankSearch(
-      { limit, dense: denseCands, lexical: lexList.map((s) => ({ key: s, uri: shard.uri[s] })), scorer: lex?.scorer ?? null, terms, cosine: cos, threshold: q.scoreThreshold ?? null },
+      { limit, dense: denseCands, lexical: lexList.map(({ slot, score }) => ({ key: slot, uri: shard.uri[slot], bm25: score })), scorer: lex?.scorer ?? null, terms, cosine: cos, threshold: q.scoreThreshold ?? null },
       tuning,
     );
     picked.push({ slots: ranked.map((h) => h.key), scores: ranked.map((h) => h.score), shard });

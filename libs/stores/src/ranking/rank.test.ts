@@ -95,6 +95,26 @@ describe('rank (the shared ranking)', () => {
     );
   });
 
+  it('ranks alike whether the engine supplies the BM25 it computed (summed in its own order) or the ranking computes it from term counts', () => {
+    fc.assert(
+      fc.property(world, fc.integer({ min: -3, max: 3 }), ({ w, cosines }, ulps) => {
+        const s = search(w.texts, cosines, w.q, w);
+        if (!s.scorer) return;
+        const want = view(rank(s.input, s.tuning));
+        // Another summation order moves a score by a few units in the last place.
+        const lexical = s.input.lexical.map((c) => ({ ...c, bm25: s.scorer!.bm25(s.docs[c.key]!) * (1 + ulps * Number.EPSILON) }));
+        let read = 0;
+        const terms = (keys: readonly number[]) => {
+          read += keys.length;
+          return s.input.terms(keys);
+        };
+        expect(view(rank({ ...s.input, lexical: lexical.filter((c) => c.bm25 > 0), terms }, s.tuning))).toEqual(want);
+        // Term counts are read only for the TF-IDF head and the hits.
+        expect(read).toBeLessThanOrEqual(Math.max(10, w.limit * T.legFactor) + w.limit);
+      }),
+    );
+  });
+
   it('ignores lexical candidates that hold none of the query’s selected terms (an engine may over-generate)', () => {
     fc.assert(
       fc.property(world, ({ w, cosines }) => {

@@ -31,6 +31,17 @@ export interface DenseCandidate<K> extends Candidate<K> {
   cosine: number;
 }
 
+/** A candidate of the lexical leg. */
+export interface LexicalCandidate<K> extends Candidate<K> {
+  /**
+   * Its BM25 when the engine computed it while finding the candidate — the same function as
+   * {@link QueryScorer.bm25} over the scorer's selected terms and the account's statistics (the
+   * embedded block-max index sums exactly that; a property test holds the two together). When
+   * absent the ranking computes it from the row's term counts.
+   */
+  bm25?: number;
+}
+
 /** The term counts of rows by key (rows missing from the map have no terms). */
 export type TermsOf<K> = (keys: readonly K[]) => ReadonlyMap<K, DocTerms>;
 
@@ -41,10 +52,10 @@ export interface FuseInput<K> {
   /** The dense leg's candidates, in any order (empty when the search has no dense leg). */
   dense: ReadonlyArray<DenseCandidate<K>>;
   /** The lexical leg's candidates, in any order (empty when the search has no text). */
-  lexical: ReadonlyArray<Candidate<K>>;
+  lexical: ReadonlyArray<LexicalCandidate<K>>;
   /** The query's text against the account (null when it has no lexical term). */
   scorer: QueryScorer | null;
-  /** Term counts of the lexical candidates. */
+  /** Term counts of lexical candidates: those without a `bm25`, and the head the TF-IDF re-ranking reads. */
   terms: TermsOf<K>;
 }
 
@@ -89,10 +100,19 @@ export function orderDense<K>(dense: ReadonlyArray<DenseCandidate<K>>, k: number
 }
 
 /**
+ * A BM25 score as the lexical order compares it: rounded to 1e-9, so that two evaluations of
+ * one sum in different orders (an engine's index, the ranking's term counts) cannot split a tie
+ * that the URI should break.
+ */
+export function bm25Key(score: number): number {
+  return Math.round(score * 1e9) / 1e9;
+}
+
+/**
  * The lexical leg in order: the candidates holding a selected query term by BM25 descending
- * (then URI), at most `legDepth`; the head — `lexicalRerankDepth` rows, at most
- * `legFactor × limit` and at least 10 — re-ordered by TF-IDF relevance (ties keep the BM25
- * order): rows deeper than that seldom reach a small search's results.
+ * (compared by {@link bm25Key}, then URI), at most `legDepth`; the head — `lexicalRerankDepth`
+ * rows, at most `legFactor × limit` and at least 10 — re-ordered by TF-IDF relevance (ties keep
+ * the BM25 order): rows deeper than that seldom reach a small search's results.
  */
 export function orderLexical<K>(
   input: Pick<FuseInput<K>, 'lexical' | 'scorer' | 'terms' | 'limit'>,
@@ -101,15 +121,20 @@ export function orderLexical<K>(
   const { scorer } = input;
   if (!scorer || input.lexical.length === 0) return [];
   const cands = uniqueKeys(input.lexical);
-  const docs = input.terms(cands.map((c) => c.key));
-  const scored = cands.map((c) => ({ c, s: scorer.bm25(docs.get(c.key) ?? EMPTY) })).filter((x) => x.s > 0);
+  const unscored = cands.filter((c) => c.bm25 === undefined).map((c) => c.key);
+  const counted = unscored.length > 0 ? input.terms(unscored) : new Map<K, DocTerms>();
+  const scored = cands
+    .map((c) => ({ c, s: bm25Key(c.bm25 ?? scorer.bm25(counted.get(c.key) ?? EMPTY)) }))
+    .filter((x) => x.s > 0);
   scored.sort((a, b) => b.s - a.s || byUri(a.c.uri, b.c.uri));
   const list = scored.slice(0, legDepth(input.limit, tuning)).map((x) => x.c);
   const depth = Math.min(list.length, Math.floor(tuning.lexicalRerankDepth), Math.max(MIN_RERANK_DEPTH, Math.floor(input.limit) * tuning.legFactor));
   if (!scorer.tfidf || !(depth > 1)) return list;
+  const headKeys = list.slice(0, depth).map((c) => c.key);
+  const docs = headKeys.every((k) => counted.has(k)) ? counted : input.terms(headKeys);
   const head = list.slice(0, depth).map((c, i) => ({ c, i, r: scorer.relevance(docs.get(c.key) ?? EMPTY) }));
   head.sort((a, b) => b.r - a.r || a.i - b.i);
-  return [...head.map((h) => h.c), ...list.slice(depth)];
+  return [...head.map((h) => ({ key: h.c.key, uri: h.c.uri })), ...list.slice(depth).map((c) => ({ key: c.key, uri: c.uri }))];
 }
 
 /**

@@ -53,7 +53,10 @@ function errStatus(e: unknown): number | undefined {
  * key, tenant filters built here from the caller's {@link Visibility}, payload selectors that
  * keep bodies out of searches. Search ranks as the embedded index does, with the shared ranking
  * (`ranking/`): Qdrant generates each leg's candidates and the account's statistics, the ranking
- * orders, fuses, scores and thresholds them (see `search.ts`, `stats.ts`).
+ * orders, fuses, scores and thresholds them (see `search.ts`, `stats.ts`). The statistics come
+ * from payload fields written with each point (`lex_counts`, `lex_terms`, `lex_len_bits`): a
+ * point written before they existed counts as holding no lexical term until it is written
+ * again, so a collection from an earlier version is re-ingested.
  *
  * Every request body comes from a pure builder (`schema.ts`, `writes.ts`, `search.ts`,
  * `reads.ts`) typed with the client's OpenAPI schema; this class only sequences them. Writes

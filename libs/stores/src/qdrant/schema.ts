@@ -117,9 +117,10 @@ export function payloadIndexBodies(): Schemas['CreateFieldIndex'][] {
     keyword(P.contentHash),
     keyword(P.version),
     keyword(P.state),
-    // The statistics of the shared ranking (see `stats.ts`).
-    keyword(P.lexTerms),
-    keyword(P.lexLenBits),
+    // The statistics of the shared ranking (see `stats.ts`): counted and faceted, never a search
+    // filter, so no filtered-HNSW links; the terms' index, an inverted index of every term, on disk.
+    { field_name: P.lexTerms, field_schema: { type: 'keyword', on_disk: true, enable_hnsw: false } },
+    { field_name: P.lexLenBits, field_schema: { type: 'keyword', enable_hnsw: false } },
     integer(P.level),
     integer(P.createdAt),
     integer(P.updatedAt),

@@ -16,5 +16,7 @@ export * from './qdrant';
 export * from './traces';
 export * from './caller-scope';
 export { LexicalIndex, type LexicalQueryTerm, type LexicalRow, type LexicalTopKStats, type PreparedLexicalQuery } from './embedded/lexical-index';
-export * from './ranking';
+/** The ranking both vector indexes share (orders, fuses, scores and thresholds their candidates). */
+export * as ranking from './ranking';
+export { decodeTermCounts } from './ranking/terms';
 export { DEFAULT_ANN_OPTIONS, type AnnOptions } from './embedded/ann';

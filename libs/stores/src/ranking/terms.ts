@@ -125,21 +125,23 @@ export class DocTerms {
     readonly counts: TermCounts,
     readonly minorWeight: number,
   ) {
+    // One pass per class (engines build one per row they rank, often cold): the bag's squared
+    // norm is Σ main² + Σ minor² + 2·Σ main·minor over the spellings in both classes.
     let len = 1;
     let n2 = 0;
-    for (const [t, n] of counts.main) {
+    for (const n of counts.main.values()) {
       len += n;
-      const w = this.weight(t);
+      const w = 1 + Math.log(n);
       n2 += w * w;
     }
     let minorOnly = 0;
     for (const [t, n] of counts.minor) {
       len += n;
-      if (counts.main.has(t)) continue;
-      minorOnly++;
+      const a = counts.main.get(t);
+      if (a === undefined) minorOnly++;
       if (minorWeight > 0) {
         const w = minorWeight * (1 + Math.log(n));
-        n2 += w * w;
+        n2 += w * w + (a === undefined ? 0 : 2 * w * (1 + Math.log(a)));
       }
     }
     this.length = len;

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The README's test command (`npm test`). In order:
 //   1. the generated protobuf code is up to date (buf lint + regenerate + compare), and so are
-//      the WebAssembly kernel's bytes (assembled from libs/stores/src/embedded/simd-dot.wat);
+//      the WebAssembly kernel's bytes (assembled from libs/stores/src/embedded/simd-dot.wat),
+//      and every section reference in the code names a section of docs/ (scripts/doc-refs.mjs);
 //   2. everything type-checks and builds (tsc --build), tests included (tsconfig.test.json);
 //   3. lint (ESLint: boundaries, floating promises, import cycles);
 //   4. real Redis and NATS JetStream: taken from REDIS_URL/NATS_URL, else found on their
@@ -153,6 +154,9 @@ process.on('SIGINT', () => {
 if (!quick) {
   step('generated code', 'node', ['scripts/gen-check.mjs']);
   step('generated WebAssembly', 'node', ['scripts/gen-wasm.mjs', '--check']);
+  // Every section the code cites ("context-contract S8.1", a bare "S3.6") exists in docs/.
+  step('section references', 'node', ['scripts/doc-refs.mjs']);
+  step('section-reference checker tests', 'node', ['--test', 'scripts/doc-refs.test.mjs']);
   step('build', 'npx', ['tsc', '--build']);
   step('type-check tests', 'npx', ['tsc', '-p', 'tsconfig.test.json']);
   // The inspector page is plain browser JavaScript with JSDoc types, checked against the DOM.

@@ -21,7 +21,7 @@ import { CLAIM_ESTIMATOR_ID } from './tokens';
 export const CAPTURE_ROLES = ['user', 'assistant'] as const;
 /** Most messages one capture call may carry. */
 export const MAX_CAPTURE_MESSAGES = 1000;
-/** Messages in a search context when the caller asks for none or ≤ 0 (§8.1: up to 20). */
+/** Messages in a search context when the caller asks for none or ≤ 0 (context-contract §8.1: up to 20). */
 export const DEFAULT_SEARCH_CONTEXT_MESSAGES = 20;
 /** Most messages one search context returns. */
 export const MAX_SEARCH_CONTEXT_MESSAGES = 200;
@@ -163,7 +163,7 @@ export function recentMessages(view: SessionView, limit: number): CapturedMessag
 }
 
 /**
- * The "latest archive overview" of §8.1: the stored summary of the newest active block that a
+ * The "latest archive overview" of context-contract §8.1: the stored summary of the newest active block that a
  * model or human wrote. Engine markers are skipped: they say only that something was hidden.
  * @returns '' when there is none
  */

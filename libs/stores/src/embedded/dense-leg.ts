@@ -7,14 +7,18 @@ import { vecBlob } from './rows';
 import { TopK, mergeRanges } from './top-k';
 
 /**
- * The exact dense leg of one batch: one cosine per (distinct query vector, row in scope),
- * computed by the WebAssembly SIMD kernel over the union of the contiguous slot ranges the
- * batch's searches need, then each search's top-k by a typed-array heap.
+ * The dense leg of one batch: one approximate cosine per (distinct query vector, row in
+ * scope), computed by the WebAssembly SIMD kernel over the int8 copies of the rows
+ * (`VectorRows.approxDots`) across the union of the contiguous slot ranges the batch's searches
+ * need; then each search's top-k by a typed-array heap over those, re-scored exactly
+ * ({@link denseTopK}). The scan reads a quarter of the bytes of an f32 scan, and the scan of
+ * many rows is bound by memory.
  */
 export class DenseBatch {
   /** Per query: the content key of its vector, or null when it has no usable dense leg. */
   readonly keys: Array<string | null>;
   private readonly scores = new Map<string, Map<Shard, Float32Array>>();
+  private readonly units = new Map<string, Float32Array>();
 
   /**
    * Compute the cosines every query of the batch needs.
@@ -53,25 +57,59 @@ export class DenseBatch {
       for (const [shard, { q, ranges, tail }] of byShard) {
         // Rows are stored unit-length, so with a unit query the kernel's dot products are cosines.
         const uq = unit(q);
+        this.units.set(key, uq);
         const scores = new Float32Array(shard.size);
-        for (const [lo, hi] of mergeRanges(tail ? [...ranges, [shard.sortedUpTo, shard.size]] : ranges)) shard.vectors.dots(uq, lo, hi, scores);
+        for (const [lo, hi] of mergeRanges(tail ? [...ranges, [shard.sortedUpTo, shard.size]] : ranges)) shard.vectors.approxDots(uq, lo, hi, scores);
         out.set(shard, scores);
       }
     }
   }
 
-  /** Cosines by slot of query `qi`'s shard (only slots in its scope are computed), or null. */
+  /**
+   * Approximate cosines by slot of query `qi`'s shard (only slots in its scope are computed;
+   * exact where the rows have no int8 copy), or null. Give them to {@link denseTopK}; score a
+   * row with `shard.vectors.dot(unitQuery(qi), slot)`.
+   */
   cosines(qi: number, shard: Shard): Float32Array | null {
     const key = this.keys[qi];
     return key === null ? null : (this.scores.get(key)?.get(shard) ?? null);
   }
+
+  /** The unit query vector of query `qi`, or null when it has no dense leg here. */
+  unitQuery(qi: number): Float32Array | null {
+    const key = this.keys[qi];
+    return key === null ? null : (this.units.get(key) ?? null);
+  }
 }
 
 /**
- * The best `k` live slots in scope by cosine, best first.
- * @param tail unsorted slots in scope (tested one by one)
+ * Candidates taken from the approximate scan per wanted row before the exact re-scoring. The
+ * int8 cosines are within a few thousandths of the exact ones, so a row of the exact top k lies
+ * this deep unless hundreds of rows tie with it within that margin.
  */
-export function denseTopK(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number): number[] {
+export const RESCORE_FACTOR = 4;
+/** At least this many candidates are re-scored, whatever k. */
+export const RESCORE_MIN = 64;
+
+/**
+ * The best `k` live slots in scope by cosine, best first. With `uq`, `cosines` are the
+ * approximate ones of {@link DenseBatch}: the best `max(k × RESCORE_FACTOR, RESCORE_MIN)` by them
+ * are re-scored exactly against `uq` and the best `k` of those returned (ties keep the lower
+ * slot, as an exact scan does).
+ * @param tail unsorted slots in scope (tested one by one)
+ * @param uq the unit query vector, when `cosines` are approximate
+ */
+export function denseTopK(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number, uq: Float32Array | null = null): number[] {
+  if (uq && shard.vectors.quantized) {
+    const candidates = topByScore(cosines, shard, ranges, tail, pred, Math.max(k * RESCORE_FACTOR, RESCORE_MIN)).sort((a, b) => a - b);
+    const exact = new TopK(k);
+    for (const s of candidates) exact.push(s, shard.vectors.dot(uq, s));
+    return exact.sorted();
+  }
+  return topByScore(cosines, shard, ranges, tail, pred, k);
+}
+
+function topByScore(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number): number[] {
   const top = new TopK(k);
   const live = shard.live;
   let floor = top.floor;

@@ -101,8 +101,11 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     const tailSet = tail.length > 0 ? new Set(tail) : null;
     const sorted = shard.sortedUpTo;
     const inScope = (slot: number): boolean => (slot < sorted ? inRanges(ranges, slot) : tailSet !== null && tailSet.has(slot)) && pred(slot);
+    // Approximate cosines pick the dense candidates; every cosine the ranking reads is exact.
     let cosines = dense.cosines(qi, shard);
-    let cosOf: ((slot: number) => number) | null = cosines ? (s) => (cosines as Float32Array)[s]! : null;
+    let uqScan = dense.unitQuery(qi);
+    const exactCos = (uq: Float32Array | null): ((slot: number) => number) | null => (uq ? (s) => shard.vectors.dot(uq, s) : null);
+    let cosOf = exactCos(uqScan);
     let denseList: number[] = [];
     const ann = annOf[qi];
     if (ann) {
@@ -113,13 +116,15 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
         cosOf = (s) => shard.vectors.dot(uq, s);
         if (ctx.annStats) ctx.annStats.annSearches++;
       } else {
-        // Too narrow a scope for the candidates: the exact scan, for this search alone.
-        cosines = new DenseBatch([q], [plans[qi]]).cosines(0, shard);
-        cosOf = cosines ? (s) => (cosines as Float32Array)[s]! : null;
+        // Too narrow a scope for the candidates: the scan, for this search alone.
+        const one = new DenseBatch([q], [plans[qi]]);
+        cosines = one.cosines(0, shard);
+        uqScan = one.unitQuery(0);
+        cosOf = exactCos(uqScan);
         if (ctx.annStats) ctx.annStats.fallbacks++;
       }
     }
-    if (cosines) denseList = denseTopK(cosines, shard, ranges, tail, pred, legK);
+    if (cosines) denseList = denseTopK(cosines, shard, ranges, tail, pred, legK, uqScan);
 
     // Lexical leg: the search's own top-k by BM25, within its scope and filters.
     let lexList: Array<{ slot: number; score: number }> = [];

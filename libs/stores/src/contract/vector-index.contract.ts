@@ -162,6 +162,23 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
         expect(await t.index.stats(t.account)).toEqual({ points: 1, documents: 1 });
       });
 
+      it('reads a point at each field set: summary, content (overview and body, no vector or lexical text) and full', async () => {
+        const t = await setup();
+        const uri = 'viking://resources/fields/guide.md';
+        await t.put(uri, 'check the pressure gauge daily', { overview: '## Gauge\nDaily checks.' });
+        const [summary] = await t.index.get([uri], t.vis(), 'summary');
+        const [content] = await t.index.get([uri, 'viking://resources/fields/none.md'], t.vis(), 'content');
+        const [full] = (await t.index.get([uri], t.vis(), 'full')) as NodeRecord[];
+        expect(summary).not.toHaveProperty('body');
+        expect(content).toMatchObject({ uri, abstract: summary?.abstract, overview: '## Gauge\nDaily checks.', body: 'check the pressure gauge daily' });
+        expect(content).not.toHaveProperty('vector');
+        expect(content).not.toHaveProperty('lexicalText');
+        expect({ ...content, overview: undefined, body: undefined }).toEqual({ ...summary, overview: undefined, body: undefined });
+        expect(full.body).toBe('check the pressure gauge daily');
+        expect(full.vector.length).toBeGreaterThan(0);
+        expect(await t.index.get(['viking://resources/fields/none.md'], t.vis(), 'content')).toEqual([null]);
+      });
+
       it('replaces every point of a document when the hash changes', async () => {
         const t = await setup();
         const doc = 'viking://resources/guide.md';

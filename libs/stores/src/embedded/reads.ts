@@ -1,4 +1,4 @@
-import type { FieldSet, IndexStats, NodeRecord, NodeSummary, Visibility } from '../ports/vector-index';
+import type { FieldSet, IndexStats, NodeContent, NodeRecord, NodeSummary, Visibility } from '../ports/vector-index';
 import { type NodeRow, blobVec, toSummary, visibleRow } from './rows';
 import type { Statements } from './statements';
 
@@ -13,11 +13,14 @@ export class IndexReader {
   ) {}
 
   /** Points by indexed URI (see `VectorIndex.get`). @returns null where missing or invisible */
-  get(uris: string[], visibility: Visibility, fields: FieldSet): Array<NodeRecord | NodeSummary | null> {
+  get(uris: string[], visibility: Visibility, fields: FieldSet): Array<NodeRecord | NodeContent | NodeSummary | null> {
+    const stmt = fields === 'full' ? this.st.fullByUri : fields === 'content' ? this.st.contentByUri : this.st.summaryByUri;
     return uris.map((u) => {
-      const r = this.st.fullByUri.get(visibility.account, u) as NodeRow | undefined;
+      const r = stmt.get(visibility.account, u) as NodeRow | undefined;
       if (!r || !visibleRow(r, visibility)) return null;
-      return fields === 'full' ? this.toRecord(r) : toSummary(r, false);
+      if (fields === 'full') return this.toRecord(r);
+      if (fields === 'content') return { ...toSummary(r, false), overview: r.overview ?? '', body: r.body ?? '' };
+      return toSummary(r, false);
     });
   }
 

@@ -4,8 +4,10 @@ import type { CacheRow } from './scan-cache';
 /** Columns of a search hit's or a summary read's `vi_nodes` row. */
 export const SUMMARY_COLS =
   'id, uri, doc_uri, parent_uri, context_type, category, level, account, owner, peer, workspace, subject, tags, created_at, updated_at, valid_from, valid_to, title, abstract, content_hash, passage_index, links';
+/** Columns of a content read (a tier's text). */
+export const CONTENT_COLS = SUMMARY_COLS + ', overview, body';
 /** Columns of a full read. */
-export const FULL_COLS = SUMMARY_COLS + ', overview, body, lexical_text';
+export const FULL_COLS = CONTENT_COLS + ', lexical_text';
 
 /** A `vi_nodes` row as read (the text columns only when selected). */
 export interface NodeRow {

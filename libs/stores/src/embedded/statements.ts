@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { EmbeddedDb } from './db';
-import { FULL_COLS, SUMMARY_COLS } from './rows';
+import { CONTENT_COLS, FULL_COLS, SUMMARY_COLS } from './rows';
 
 /**
  * Every prepared statement of the embedded vector index, prepared once per connection.
@@ -45,6 +45,8 @@ export function prepareStatements(db: EmbeddedDb): Record<StatementName, Databas
     insBag: db.prepare('INSERT OR REPLACE INTO vi_bags(id, uri, content_hash, terms) VALUES (?, ?, ?, ?)'),
     delBag: db.prepare('DELETE FROM vi_bags WHERE id = ?'),
     fullByUri: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND uri = ?`),
+    contentByUri: db.prepare(`SELECT ${CONTENT_COLS} FROM vi_nodes WHERE account = ? AND uri = ?`),
+    summaryByUri: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = ? AND uri = ?`),
     fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND doc_uri = ? ORDER BY passage_index, uri`),
     vecById: db.prepare('SELECT embedding FROM vi_vec WHERE rowid = ?'),
     existsUnder: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = @a AND (uri = @u OR (uri >= @u || '/' AND uri < @u || '0'))`),
@@ -88,6 +90,8 @@ export type StatementName =
   | 'insBag'
   | 'delBag'
   | 'fullByUri'
+  | 'contentByUri'
+  | 'summaryByUri'
   | 'fullByDoc'
   | 'vecById'
   | 'existsUnder'

@@ -1,6 +1,6 @@
 import { InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import { type AnnOptions, AnnSet, DEFAULT_ANN_OPTIONS, type DenseAnn } from './ann';
-import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
+import type { FieldSet, IndexStats, NodeContent, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
 import type { monotoneScores } from '../ranking/fusion';
@@ -322,7 +322,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
    * Points by indexed URI; `summary` omits body, overview, vector and lexical text, `full`
    * returns the whole {@link NodeRecord}. @returns null where missing or invisible
    */
-  async get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>> {
+  async get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeContent | NodeSummary | null>> {
     this.assertOpen();
     return this.reader.get(uris, visibility, fields);
   }

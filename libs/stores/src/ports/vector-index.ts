@@ -73,6 +73,9 @@ export type NodeSummary = Omit<NodeRecord, 'body' | 'vector' | 'lexicalText' | '
   overview?: string;
 };
 
+/** What a tier read needs of a point: its summary, overview and body (no vectors, no lexical text). */
+export type NodeContent = Omit<NodeRecord, 'vector' | 'lexicalText'>;
+
 /**
  * Which nodes a caller may see. Built by the server from the caller's identity, never
  * from client URIs.
@@ -162,8 +165,12 @@ export interface SearchHit {
   score: number;
 }
 
-/** Which fields `get` returns. */
-export type FieldSet = 'summary' | 'full';
+/**
+ * Which fields `get` returns: `summary` ({@link NodeSummary}), `content` ({@link NodeContent}:
+ * the summary with overview and body, for reading tiers) or `full` ({@link NodeRecord}, with
+ * the dense vector and the lexical text).
+ */
+export type FieldSet = 'summary' | 'content' | 'full';
 
 /** Counts for stats and benches. */
 export interface IndexStats {
@@ -211,7 +218,7 @@ export interface VectorIndex {
   /** Run searches; results aligned with `queries`, best first. */
   search(queries: SearchQuery[]): Promise<SearchHit[][]>;
   /** Points of `visibility.account` by indexed URI (null where missing or invisible). */
-  get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>>;
+  get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeContent | NodeSummary | null>>;
   /** Every point of document (`visibility.account`, `docUri`) in passage order (empty when missing or invisible). */
   getDocument(docUri: string, visibility: Visibility): Promise<NodeRecord[]>;
   /** Dense vectors of `visibility.account`'s points by indexed URI (for MMR), null where missing or invisible. */

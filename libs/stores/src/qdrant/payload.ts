@@ -1,5 +1,5 @@
 import type { Schemas } from '@qdrant/js-client-rest';
-import type { NodeContextType, NodeRecord, NodeSummary } from '../ports/vector-index';
+import type { NodeContent, NodeContextType, NodeRecord, NodeSummary } from '../ports/vector-index';
 import { lexicalPayload } from './lexical';
 import { DENSE_VECTOR, P, STATE_STAGED } from './schema';
 
@@ -129,6 +129,11 @@ export function fullSelector(): Schemas['WithPayloadInterface'] {
   return { exclude: [P.uriPrefixes, P.lexCounts, P.lexTerms, P.lexLenBits, P.version, P.state] };
 }
 
+/** Payload selector for content reads (a tier's text): the summary, overview and body. */
+export function contentSelector(): Schemas['WithPayloadInterface'] {
+  return { include: [...SUMMARY_KEYS, P.overview, P.body] };
+}
+
 /** Vector selector for full reads: the dense vector only (the sparse one is derived from text). */
 export function denseOnly(): Schemas['WithVector'] {
   return [DENSE_VECTOR];
@@ -200,6 +205,12 @@ export function denseOf(vector: unknown, norm?: unknown): Float32Array | null {
     }
   }
   return out;
+}
+
+/** A content record from a point read with {@link contentSelector}. */
+export function toContent(payload: Record<string, unknown> | null | undefined): NodeContent {
+  const p = payload ?? {};
+  return { ...toSummary(p, false), overview: str(p[P.overview]), body: str(p[P.body]) };
 }
 
 /** A full record from a point read with {@link fullSelector} and {@link denseOnly}. */

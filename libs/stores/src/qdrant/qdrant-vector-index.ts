@@ -1,10 +1,10 @@
 import { QdrantClient, type Schemas } from '@qdrant/js-client-rest';
 import { IndexDimensionMismatchError, InvalidRecordError, validateDocumentRecords } from '../ports/errors';
-import type { FieldSet, IndexStats, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
+import type { FieldSet, IndexStats, NodeContent, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import type { CorpusStats } from '../ranking/query';
 import type { DocTerms } from '../ranking/terms';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
-import { denseOf, toRecord, toSummary } from './payload';
+import { denseOf, toContent, toRecord, toSummary } from './payload';
 import { documentBody, existsBody, getBody, statsAccountsBody, statsCountBody, statsFacetBody, vectorsBody } from './reads';
 import { DENSE_VECTOR, P, createCollectionBody, payloadIndexBodies } from './schema';
 import { batchBody, candidatesOf, fusedOf, hitsBody, hitsOf, keyOf, planSearch, scorerOf, splitBatch } from './search';
@@ -292,7 +292,7 @@ export class QdrantVectorIndex implements VectorIndex {
    * Points by indexed URI; `summary` omits body, overview, vector and lexical text, `full`
    * returns the whole {@link NodeRecord}. @returns null where missing or invisible
    */
-  async get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeSummary | null>> {
+  async get(uris: string[], visibility: Visibility, fields: FieldSet): Promise<Array<NodeRecord | NodeContent | NodeSummary | null>> {
     this.assertOpen();
     if (uris.length === 0) return [];
     const points = await this.scrollAll((offset) => getBody(uris, visibility, fields, offset));
@@ -301,7 +301,7 @@ export class QdrantVectorIndex implements VectorIndex {
       const payload = p.payload as Record<string, unknown> | null | undefined;
       const uri = typeof payload?.[P.uri] === 'string' ? (payload[P.uri] as string) : '';
       if (byUri.has(uri)) continue;
-      byUri.set(uri, fields === 'full' ? toRecord(payload, p.vector, this.dimension) : toSummary(payload, false));
+      byUri.set(uri, fields === 'full' ? toRecord(payload, p.vector, this.dimension) : fields === 'content' ? toContent(payload) : toSummary(payload, false));
     }
     return uris.map((u) => byUri.get(u) ?? null);
   }

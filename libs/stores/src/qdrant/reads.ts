@@ -1,7 +1,7 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import type { FieldSet, Visibility } from '../ports/vector-index';
 import { liveCondition, underAnyCondition, uriReadFilter, visibilityConditions } from './filter';
-import { denseOnly, fullSelector, summarySelector } from './payload';
+import { contentSelector, denseOnly, fullSelector, summarySelector } from './payload';
 import { P } from './schema';
 
 /** Points per scroll page. @default 256 */
@@ -15,8 +15,8 @@ function withOffset(body: Schemas['ScrollRequest'], offset: Offset): Schemas['Sc
 
 /**
  * `POST /collections/{name}/points/scroll` body of `get`: live, visible points whose `uri` is
- * one of `uris` — the summary payload, or (`full`) everything the tier-reader needs including
- * the body and the dense vector. Explicit URIs count as targeted (root sees other users).
+ * one of `uris` — the summary payload, `content` (with the overview and body) or `full`
+ * (everything, the dense vector included). Explicit URIs count as targeted (root sees other users).
  */
 export function getBody(uris: readonly string[], vis: Visibility, fields: FieldSet, offset?: Offset): Schemas['ScrollRequest'] {
   const full = fields === 'full';
@@ -24,7 +24,7 @@ export function getBody(uris: readonly string[], vis: Visibility, fields: FieldS
     {
       filter: uriReadFilter(uris, vis),
       limit: SCROLL_PAGE,
-      with_payload: full ? fullSelector() : summarySelector(false),
+      with_payload: full ? fullSelector() : fields === 'content' ? contentSelector() : summarySelector(false),
       with_vector: full ? denseOnly() : false,
     },
     offset,

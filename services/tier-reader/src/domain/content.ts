@@ -4,7 +4,7 @@
  * `.overview.md`).
  */
 import { FrontMatterError, pyStrip, stripDirectoryFrontMatter } from '@ctxmesh/kernel';
-import { type NodeRecord, type VectorIndex, checkReadAccess, contentVisibility, type CallerScope } from '@ctxmesh/stores';
+import { type NodeContent, type VectorIndex, checkReadAccess, contentVisibility, type CallerScope } from '@ctxmesh/stores';
 
 /** Tiers a content read may ask for. */
 export const CONTENT_TIERS = ['read', 'abstract', 'overview'] as const;
@@ -31,7 +31,7 @@ export interface ContentResult {
 }
 
 /** The overview of a directory from its `.overview.md` point: the stored one, else the body without front matter. */
-function directoryOverview(ov: NodeRecord): string {
+function directoryOverview(ov: NodeContent): string {
   if (ov.overview.trim() !== '') return ov.overview;
   try {
     return stripDirectoryFrontMatter(ov.body);
@@ -57,7 +57,7 @@ function directoryOverview(ov: NodeRecord): string {
 export async function readContent(index: VectorIndex, scope: CallerScope, uri: string, tier: ContentTier): Promise<ContentResult> {
   checkReadAccess(scope, uri);
   const vis = contentVisibility(scope);
-  const [file, abs, ov] = (await index.get([uri, `${uri}/.abstract.md`, `${uri}/.overview.md`], vis, 'full')) as Array<NodeRecord | null>;
+  const [file, abs, ov] = (await index.get([uri, `${uri}/.abstract.md`, `${uri}/.overview.md`], vis, 'content')) as Array<NodeContent | null>;
   if (file) {
     const text = tier === 'read' ? file.body : tier === 'abstract' ? file.abstract : file.overview;
     return { text, contentHash: file.contentHash, isDirectory: false };

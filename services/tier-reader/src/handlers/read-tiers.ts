@@ -2,7 +2,7 @@
 import { detailFromWire, resolvePacking, UnknownPackingError, UnknownTokenizerError } from '@ctxmesh/kernel';
 import type { tierReader } from '@ctxmesh/proto';
 import { Code, CtxError, type Handler } from '@ctxmesh/rpc';
-import { type NodeRecord, readVisibility } from '@ctxmesh/stores';
+import { type NodeContent, readVisibility } from '@ctxmesh/stores';
 import { readTiers, type BodyReader } from '../domain/tiers';
 import { scopeOf } from './common';
 import type { HandlerEnv } from './env';
@@ -14,8 +14,8 @@ export function readTiersHandler(env: HandlerEnv): Handler<tierReader.ReadTiersR
     const detail = detailFromWire(req.detail);
     const readBodies: BodyReader = async (uris, open) => {
       try {
-        const got = await env.index.get(uris, readVisibility(scope, open), 'full');
-        return got.map((r) => (r ? (r as NodeRecord).body : null));
+        const got = await env.index.get(uris, readVisibility(scope, open), 'content');
+        return got.map((r) => (r ? (r as NodeContent).body : null));
       } catch (err) {
         ctx.log.warn({ err, uris: uris.length }, 'body read failed; tiers degrade');
         throw err;

@@ -90,6 +90,19 @@ describe('ctxmesh start with the search thread', () => {
     }
   });
 
+  it('/metrics carries the RPC latencies of gather and tier-reader from the thread, once, with the process metrics', async () => {
+    const text = await (await fetch(gateway + '/metrics')).text();
+    const series = (service: string, method: string) =>
+      text.split('\n').filter((l) => l.startsWith('ctxmesh_rpc_server_duration_seconds_count{') && l.includes(`service="${service}"`) && l.includes(`method="${method}"`));
+    // The writes and searches above went through both.
+    expect(series('gather', 'gatherCandidates').length).toBe(1);
+    expect(series('tier-reader', 'readTiers').length).toBe(1);
+    expect(series('orchestrator', 'assembleContext').length).toBe(1);
+    expect(Number(series('gather', 'gatherCandidates')[0]!.split(' ').at(-1))).toBeGreaterThanOrEqual(5);
+    // The process metrics appear once (the thread does not send its own).
+    expect(text.split('\n').filter((l) => l.startsWith('ctxmesh_process_cpu_user_seconds_total ')).length).toBe(1);
+  });
+
   it('stops on SIGINT: the thread drains and the process exits 0', async () => {
     mesh.child.kill('SIGINT');
     expect(await mesh.exited).toBe(0);

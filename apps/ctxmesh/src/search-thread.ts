@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ConfigError } from '@ctxmesh/runtime';
+import { addMetricsSource, type MetricsSource } from '@ctxmesh/telemetry';
 import type { SearchWorkerData, SearchWorkerMessage } from './search-worker';
 
 /** A running search thread. */
@@ -72,10 +73,12 @@ export function startSearchThread(env: Record<string, string | undefined>, logLe
       // After start-up an error in the thread ends it; the orchestrator then sees gather and
       // tier-reader as UNAVAILABLE (503), and /ready turns false.
       worker.on('error', () => undefined);
+      const removeSource = addMetricsSource(threadMetrics(worker, () => exited));
       resolve({
         gather: m.gather,
         tierReader: m.tierReader,
         stop: async (graceMs = 15_000) => {
+          removeSource();
           if (exited) return;
           worker.postMessage({ type: 'stop' });
           const timer = setTimeout(() => void worker.terminate(), graceMs);
@@ -85,4 +88,32 @@ export function startSearchThread(env: Record<string, string | undefined>, logLe
       });
     });
   });
+}
+
+/** Most time a scrape waits for the thread's metrics (it is then left out of that scrape). */
+const METRICS_WAIT_MS = 1000;
+
+/** The thread's metrics for `/metrics` (gather's and tier-reader's RPC latencies), asked for per scrape. */
+function threadMetrics(worker: Worker, gone: () => boolean): MetricsSource {
+  let next = 0;
+  return () =>
+    new Promise((resolve, reject) => {
+      if (gone()) {
+        reject(new SearchThreadError('the search thread has stopped'));
+        return;
+      }
+      const id = ++next;
+      const timer = setTimeout(() => {
+        worker.off('message', onMessage);
+        reject(new SearchThreadError('the search thread did not send its metrics'));
+      }, METRICS_WAIT_MS);
+      const onMessage = (m: SearchWorkerMessage) => {
+        if (m.type !== 'metrics' || m.id !== id) return;
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        resolve(m.metrics);
+      };
+      worker.on('message', onMessage);
+      worker.postMessage({ type: 'metrics', id });
+    });
 }

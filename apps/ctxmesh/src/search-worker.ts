@@ -8,7 +8,9 @@
  * - in `workerData`: {@link SearchWorkerData};
  * - out: `{ type: 'ready', gather, tierReader }` (gRPC addresses) once both listen, or
  *   `{ type: 'failed', message, problems? }` when they cannot start;
- * - in: `{ type: 'stop' }` → both servers drain, the index closes, and the thread ends.
+ * - in: `{ type: 'stop' }` → both servers drain, the index closes, and the thread ends;
+ * - in: `{ type: 'metrics', id }` → out: `{ type: 'metrics', id, metrics }` (this thread's own
+ *   metrics, prom-client JSON, for the main thread's `/metrics`).
  *
  * Telemetry starts before anything loads grpc-js (the module registry is this thread's own).
  */
@@ -24,7 +26,10 @@ export interface SearchWorkerData {
 }
 
 /** Messages the worker posts. */
-export type SearchWorkerMessage = { type: 'ready'; gather: string; tierReader: string } | { type: 'failed'; message: string; problems?: string[] };
+export type SearchWorkerMessage =
+  | { type: 'ready'; gather: string; tierReader: string }
+  | { type: 'failed'; message: string; problems?: string[] }
+  | { type: 'metrics'; id: number; metrics: Awaited<ReturnType<typeof import('@ctxmesh/telemetry').ownMetrics>> };
 
 async function run(port: NonNullable<typeof parentPort>, data: SearchWorkerData): Promise<void> {
   const telemetry = startTelemetry('ctxmesh', data.env);
@@ -55,8 +60,11 @@ async function run(port: NonNullable<typeof parentPort>, data: SearchWorkerData)
       startTierReader({ port: 0, host, log, index: store.index, outliner }),
     ]);
     closers.push(() => gather.shutdown(), () => tierReader.shutdown());
-    port.on('message', (m: { type?: string }) => {
+    const { ownMetrics } = require('@ctxmesh/telemetry') as typeof import('@ctxmesh/telemetry');
+    port.on('message', (m: { type?: string; id?: number }) => {
       if (m?.type === 'stop') void stop();
+      // The main thread's /metrics asks for gather's and tier-reader's RPC metrics.
+      if (m?.type === 'metrics') void ownMetrics().then((metrics) => port.postMessage({ type: 'metrics', id: m.id, metrics }));
     });
     port.postMessage({ type: 'ready', gather: gather.address, tierReader: tierReader.address } satisfies SearchWorkerMessage);
   } catch (err) {

@@ -6,7 +6,7 @@
  * OTEL_TRACES_EXPORTER) is configured, so a laptop run pays nothing for it. Start it before
  * anything imports grpc-js or http (STYLE B7 step 2).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 
 /** Process-wide metrics registry (`GET /metrics`). */
 export const registry = new Registry();
@@ -64,6 +64,44 @@ export const deadLetters = new Gauge({
   help: 'Dead letters held by the ingest bus (writes accepted, then given up on)',
   registers: [registry],
 });
+
+/** Metrics of another thread of this process, as prom-client's JSON (see {@link ownMetrics}). */
+export type MetricsSource = () => Promise<Array<MetricObjectWithValues<MetricValue<string>>>>;
+
+const sources = new Set<MetricsSource>();
+
+/**
+ * Add the metrics of another thread to {@link metricsText} (the one-process mesh's search
+ * thread serves gather and tier-reader). @returns a function that removes the source
+ */
+export function addMetricsSource(source: MetricsSource): () => void {
+  sources.add(source);
+  return () => void sources.delete(source);
+}
+
+/** True for the default process and runtime metrics (`collectDefaultMetrics`), which the main thread reports. */
+function isDefaultMetric(name: string): boolean {
+  return /^ctxmesh_(process|nodejs)_/.test(name);
+}
+
+/**
+ * This thread's own metrics for a parent thread's {@link metricsText}: everything but the
+ * default process and runtime metrics (the process is one; the parent reports it).
+ */
+export async function ownMetrics(): Promise<Array<MetricObjectWithValues<MetricValue<string>>>> {
+  return (await registry.getMetricsAsJSON()).filter((m) => !isDefaultMetric(m.name));
+}
+
+/**
+ * The Prometheus exposition text of this thread's registry merged with every
+ * {@link addMetricsSource} (counters and histograms summed by name and labels). A source that
+ * fails or does not answer is left out of this scrape.
+ */
+export async function metricsText(): Promise<string> {
+  if (sources.size === 0) return registry.metrics();
+  const others = await Promise.all([...sources].map((s) => s().catch(() => [])));
+  return AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), ...others]).metrics();
+}
 
 /** Observer for `implement({ observe })` of @ctxmesh/rpc. */
 export function observeRpc(o: { service: string; method: string; code: string; durationMs: number }): void {

@@ -3,7 +3,7 @@
  * `GET /health` (liveness, plugin-client §0; `{status, healthy, version, name}`), `GET /ready` (downstream readiness) and
  * `GET /metrics` (Prometheus text).
  */
-import { deadLetters, registry } from '@ctxmesh/telemetry';
+import { deadLetters, metricsText, registry } from '@ctxmesh/telemetry';
 import type { FastifyInstance } from 'fastify';
 
 /** `name` in `GET /health`: what a client checks before trusting the answers. */
@@ -69,6 +69,6 @@ export function opsRoutes(app: FastifyInstance, opts: OpsOptions): void {
         (err: unknown) => request.log.warn({ err }, 'dead-letter count unavailable'),
       );
     }
-    return reply.type(registry.contentType).send(await registry.metrics());
+    return reply.type(registry.contentType).send(await metricsText());
   });
 }

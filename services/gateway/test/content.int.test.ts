@@ -112,6 +112,9 @@ describe('POST /api/v1/content/write', () => {
     ['a bad mode', 400, 'INVALID_ARGUMENT', { uri: 'viking://resources/a.md', content: 'x', mode: 'upsert' }],
     ['a missing content', 400, 'INVALID_ARGUMENT', { uri: 'viking://resources/a.md' }],
     ['an unknown field', 400, 'INVALID_ARGUMENT', { uri: 'viking://resources/a.md', content: 'x', force: true }],
+    // The kernel's write rules, which the indexer applies too: refused here, before the bus.
+    ['a passage URI', 400, 'INVALID_URI', { uri: 'viking://resources/a.md#p1', content: 'x' }],
+    ['an empty validity interval', 400, 'INVALID_ARGUMENT', { uri: 'viking://resources/a.md', content: 'x', valid_from: '2026-01-01', valid_to: '2026-01-01' }],
   ])('POST /api/v1/content/write - %s - %p %s and nothing published', async (_name, status, code, body) => {
     const res = await write(body);
     expect(res.statusCode).toBe(status);

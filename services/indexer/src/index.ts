@@ -5,7 +5,7 @@ export { main, loadOutliner } from './main';
 export { IngestConsumer, INGEST_DURABLE, INGEST_SUBJECTS, noticeOf, type IngestConsumerOptions } from './ingest/consumer';
 export { Applier, ApplyAbortedError, type ApplyResult, type ApplierOptions } from './domain/apply';
 export { WriteStatusBook, type WriteRecord, type WriteState } from './domain/status';
-export { MalformedWriteError, decodeWriteOp, validateWrite, normalizeTags, type ValidWrite, type WriteKind } from './domain/write';
+export { MalformedWriteError, decodeWriteOp, validateWrite, type ValidWrite, type WriteKind } from './domain/write';
 export { buildRecords, extractLinks, titleOf, passageUri, sidecarKind, type PendingRecord, type DocumentInput } from './domain/records';
 export { chunkPassages, MAX_PASSAGE_TOKENS } from './domain/chunk';
 export { versionHash, RECORD_SCHEMA_VERSION } from './domain/hash';

@@ -162,3 +162,15 @@ export function toDomainError(e: unknown): DomainError | null {
   if (e instanceof InvalidArgumentError) return new DomainError('INVALID_ARGUMENT', e.message, {}, { cause: e });
   return null;
 }
+
+/**
+ * Run a kernel rule (`assertWritableUri`, `normalizeTags`, …): its refusal is thrown as the
+ * domain error it maps to ({@link toDomainError}), anything else as it is.
+ */
+export function kernelRule<T>(rule: () => T): T {
+  try {
+    return rule();
+  } catch (e) {
+    throw toDomainError(e) ?? e;
+  }
+}

@@ -6,7 +6,8 @@
  * the filter.
  */
 import { FILTER_FIELDS, type FilterFieldKind, type FilterNode } from '@ctxmesh/stores';
-import { invalidArgument } from './errors';
+import { normalizeTags as normalizeKernelTags } from '@ctxmesh/kernel';
+import { invalidArgument, kernelRule } from './errors';
 
 /** Context types a filter may name. */
 export const CONTEXT_TYPES = ['memory', 'resource', 'skill'] as const;
@@ -40,24 +41,14 @@ export function parseContextTypes(value: string | readonly string[] | null | und
 }
 
 /**
- * `tags` (strict `k=v`): each trimmed and lower-cased, exactly one `=`, key and value trimmed
- * and non-empty. A repeated key keeps its first position and takes the later value
+ * `tags` (strict `k=v`): the kernel's `normalizeTags`, the rule the indexer applies to writes.
+ * Each trimmed and lower-cased, exactly one `=`, key and value trimmed and non-empty. A
+ * repeated key keeps its first position and takes the later value
  * (`["Env=Prod"," env=prod ","team=Search"]` → `["env=prod","team=search"]`).
  * @throws DomainError INVALID_ARGUMENT naming the offending tag
  */
 export function normalizeTags(tags: readonly string[] | null | undefined): string[] {
-  const byKey = new Map<string, string>();
-  for (const raw of tags ?? []) {
-    const t = raw.trim().toLowerCase();
-    const parts = t.split('=');
-    const k = parts[0]?.trim() ?? '';
-    const v = parts[1]?.trim() ?? '';
-    if (parts.length !== 2 || k === '' || v === '') {
-      throw invalidArgument(`Invalid tag '${raw}': tags must be key=value with exactly one '=' and a non-empty key and value`);
-    }
-    byKey.set(k, v);
-  }
-  return [...byKey].map(([k, v]) => `${k}=${v}`);
+  return kernelRule(() => normalizeKernelTags(tags));
 }
 
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };

@@ -58,10 +58,19 @@ describe('validateWriteBody', () => {
     ['a relative valid_from', { uri: 'viking://resources/a', content: 'x', valid_from: '7d' }, 'INVALID_ARGUMENT', 400],
     ['valid_from after valid_to', { uri: 'viking://resources/a', content: 'x', valid_from: '2026-03-01', valid_to: '2026-02-01' }, 'INVALID_ARGUMENT', 400],
     ['a tag without =', { uri: 'viking://resources/a', content: 'x', tags: ['nokey'] }, 'INVALID_ARGUMENT', 400],
+    ['an empty validity interval (valid_from == valid_to)', { uri: 'viking://resources/a', content: 'x', valid_from: '2026-03-01', valid_to: '2026-03-01T00:00:00Z' }, 'INVALID_ARGUMENT', 400],
+    ['a passage URI', { uri: 'viking://resources/a.md#p2', content: 'x' }, 'INVALID_URI', 400],
   ])('rejects %s as a domain error', (_name, body, code, status) => {
     const e = thrown(() => validateWriteBody(body, user)) as DomainError;
     expect(e).toBeInstanceOf(DomainError);
     expect([e.code, e.status]).toEqual([code, status]);
+  });
+
+  it('names the rule a refused interval and a refused URI break, in the gateway\'s words', () => {
+    const interval = thrown(() => validateWriteBody({ uri: 'viking://resources/a', content: 'x', valid_from: '2026-03-01', valid_to: '2026-03-01' }, user)) as DomainError;
+    expect([interval.message, interval.details]).toEqual(['valid_from must be earlier than valid_to', {}]);
+    const root = thrown(() => writableUri(' viking://~ ', user)) as DomainError;
+    expect([root.message, root.details]).toEqual(['Invalid URI: viking://~ (a write must address a node below a scope root)', { uri: 'viking://~', reason: 'a write must address a node below a scope root' }]);
   });
 
   it('accepts directory sidecars, which give a directory its abstract and overview', () => {

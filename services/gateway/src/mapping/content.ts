@@ -3,7 +3,7 @@
  * `uri` query parameter, the `indexer.WriteOp` a write or delete publishes, and how an
  * indexer done notice becomes an answer.
  */
-import { SCHEME, WORKSPACE_SLUG } from '@ctxmesh/kernel';
+import { assertValidInterval, assertWritableUri, WORKSPACE_SLUG } from '@ctxmesh/kernel';
 import { indexer } from '@ctxmesh/proto';
 import type { DeadLetter, DoneNotice, WriteReceipt } from '@ctxmesh/stores';
 import {
@@ -11,7 +11,7 @@ import {
   bool,
   headerValue,
   invalidArgument,
-  invalidUri,
+  kernelRule,
   list,
   literal,
   normalizeTags,
@@ -78,16 +78,14 @@ export function workspaceOf(headers: HeaderBag, fromBody: string | null = null):
 }
 
 /**
- * A URI a write or delete may address: valid, `~`-expanded, below a scope root (never
- * `viking://`, `viking://resources` or a user root itself) and, for an ordinary user, not in
- * another user's space.
- * @throws DomainError INVALID_URI or PERMISSION_DENIED
+ * A URI a write or delete may address: valid, `~`-expanded, writable by the kernel's rule
+ * (`assertWritableUri`: below a scope root, never `viking://`, `viking://resources` or a user
+ * root itself, and no `#`) and, for an ordinary user, not in another user's space.
+ * @throws DomainError INVALID_URI (naming the URI as the caller wrote it) or PERMISSION_DENIED
  */
 export function writableUri(raw: string, identity: Pick<Identity, 'userId' | 'role'>): string {
   const uri = resolveRequestUri(raw, identity.userId);
-  const segs = uri === SCHEME ? [] : uri.slice(SCHEME.length).split('/');
-  const minDepth = segs[0] === 'user' ? 3 : 2;
-  if (segs.length < minDepth) throw invalidUri(raw.trim(), 'a write must address a node below a scope root');
+  kernelRule(() => assertWritableUri(uri, raw.trim()));
   assertTargetsAccessible([uri], identity);
   // Directory sidecars (`D/.abstract.md`, `D/.overview.md`) are written like any file: they
   // are how a directory gets its abstract and overview (context-contract §2.1, §4.4).
@@ -126,7 +124,8 @@ export function validateWriteBody(body: unknown, identity: Pick<Identity, 'userI
   const uri = writableUri(v.uri as string, identity);
   const validFromMs = parseValidTime(v.valid_from as string | null | undefined, 'valid_from');
   const validToMs = parseValidTime(v.valid_to as string | null | undefined, 'valid_to');
-  if (validFromMs !== null && validToMs !== null && validFromMs >= validToMs) throw invalidArgument('valid_from must be earlier than valid_to');
+  // Half-open [from, to): equal bounds are an empty interval, refused like reversed ones.
+  kernelRule(() => assertValidInterval(validFromMs, validToMs));
   return {
     uri,
     content: v.content as string,

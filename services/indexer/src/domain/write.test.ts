@@ -1,5 +1,5 @@
 import { common, indexer } from '@ctxmesh/proto';
-import { MalformedWriteError, decodeWriteOp, normalizeTags, validateWrite } from './write';
+import { MalformedWriteError, decodeWriteOp, validateWrite } from './write';
 
 function op(over: Partial<indexer.WriteOp> = {}): indexer.WriteOp {
   return {
@@ -78,11 +78,28 @@ describe('validateWrite', () => {
     expect(w.validTo).toBe(Date.parse('2025-02-01T10:30:00Z'));
     expect(malformed(op({ validFromMs: Date.parse('2025-03-01'), validToMs: Date.parse('2025-02-01') })).field).toBe('valid_to');
   });
-});
 
-describe('normalizeTags', () => {
-  it('trims, lower-cases, drops invalid tags and lets a later value win at the first position', () => {
-    expect(normalizeTags(['Env=Prod', ' env=prod ', 'team=Search', 'bad', 'a=b=c', '=x', 'y=', 'env=dev'])).toEqual(['env=dev', 'team=search']);
+  // The gateway answers 400 for the same interval: one rule (the kernel's), one outcome.
+  it('refuses an empty validity interval (valid_from == valid_to: valid at no instant)', () => {
+    const e = malformed(op({ validFromMs: Date.parse('2025-02-01'), validToMs: Date.parse('2025-02-01') }));
+    expect([e.field, e.message]).toEqual(['valid_to', 'valid_from must be earlier than valid_to']);
+  });
+
+  it('normalises tags: trimmed, lower-cased, a later value wins at the first position', () => {
+    expect(validateWrite(op({ tags: ['Env=Prod', ' env=prod ', 'team=Search', 'env=dev'] })).tags).toEqual(['env=dev', 'team=search']);
+  });
+
+  // Dropping them silently stored a node without the tags its writer filters by; the gateway
+  // refuses the same tags with a 400.
+  it.each(['bad', 'a=b=c', '=x', 'y='])('refuses a write with the tag %p, which is not strict k=v', (tag) => {
+    const e = malformed(op({ tags: ['team=search', tag] }));
+    expect(e.field).toBe('tags');
+    expect(e.message).toContain(`'${tag}'`);
+  });
+
+  it('refuses a passage URI and a user root with the reason the gateway gives', () => {
+    expect(malformed(op({ uri: 'viking://resources/a.md#p1' })).message).toBe("Invalid URI: viking://resources/a.md#p1 ('#' is reserved for passage URIs)");
+    expect(malformed(op({ uri: 'viking://~' })).message).toBe('Invalid URI: viking://user/alice (a write must address a node below a scope root)');
   });
 });
 

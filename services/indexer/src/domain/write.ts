@@ -2,7 +2,7 @@
  * A write as the indexer applies it: the bus's `indexer.WriteOp`, validated and normalised.
  * Anything that cannot become a {@link ValidWrite} is malformed: a final answer, never retried.
  */
-import { InvalidUriError, SCHEME, contextTypeOf, ownershipOf, resolveUri } from '@ctxmesh/kernel';
+import { InvalidArgumentError, InvalidUriError, assertValidInterval, assertWritableUri, contextTypeOf, normalizeTags, ownershipOf, resolveUri } from '@ctxmesh/kernel';
 import { indexer } from '@ctxmesh/proto';
 
 /** What a write does. */
@@ -25,7 +25,7 @@ export interface ValidWrite {
   workspace: string;
   /** End-user subject: the op's, else the owner of a memory URI, else "". */
   subject: string;
-  /** Normalised `k=v` tags (see {@link normalizeTags}). */
+  /** Normalised `k=v` tags (the kernel's `normalizeTags`). */
   tags: string[];
   /** Valid-time start, ms since epoch, or null (open). */
   validFrom: number | null;
@@ -57,24 +57,6 @@ export function decodeWriteOp(data: Uint8Array): indexer.WriteOp {
   }
 }
 
-/**
- * Tags as the index stores them (context-contract §1.8): trimmed, lower-cased, exactly one `=`
- * with both sides non-empty; the same key twice keeps the later value at the first key's
- * position. Invalid tags are dropped, as list results drop them.
- */
-export function normalizeTags(tags: readonly string[]): string[] {
-  const byKey = new Map<string, string>();
-  for (const raw of tags) {
-    const t = raw.trim().toLowerCase();
-    const parts = t.split('=');
-    if (parts.length !== 2) continue;
-    const [k, v] = [parts[0]!.trim(), parts[1]!.trim()];
-    if (k === '' || v === '') continue;
-    byKey.set(k, v);
-  }
-  return [...byKey].map(([k, v]) => `${k}=${v}`);
-}
-
 function kindOf(mode: indexer.WriteMode): WriteKind {
   switch (mode) {
     case indexer.WriteMode.WRITE_MODE_UNSPECIFIED:
@@ -92,12 +74,13 @@ function kindOf(mode: indexer.WriteMode): WriteKind {
 }
 
 /**
- * Validate and normalise a WriteOp.
+ * Validate and normalise a WriteOp. The rules of a write are the kernel's, the ones the
+ * gateway answers 400 for (`assertWritableUri`, `normalizeTags`, `assertValidInterval`):
  * - identity with a non-empty `account_id` is required (every point belongs to an account);
  * - the URI must be a valid viking:// URI below a scope root (`viking://resources/x`,
  *   `viking://user/{u}/x`…), without `#` (reserved for passage URIs `doc#p<i>`);
- * - the mode must be known (unset = replace); validity bounds (ms, read from text by the
- *   gateway) must not be reversed.
+ * - the mode must be known (unset = replace); every tag strict `k=v`; validity bounds (ms,
+ *   read from text by the gateway) a non-empty half-open interval, `valid_from < valid_to`.
  * @param fallbackId the transport's message id, used when `write_id` is empty
  * @throws MalformedWriteError
  */
@@ -107,21 +90,16 @@ export function validateWrite(op: indexer.WriteOp, fallbackId = ''): ValidWrite 
   let uri: string;
   try {
     uri = resolveUri(op.uri, op.identity?.userId || 'default');
+    assertWritableUri(uri);
   } catch (err) {
     if (err instanceof InvalidUriError) throw new MalformedWriteError('uri', err.message);
     throw err;
   }
-  if (uri.includes('#')) throw new MalformedWriteError('uri', `Invalid URI: ${uri} ('#' is reserved for passage URIs)`);
-  const segs = uri.slice(SCHEME.length).split('/');
-  // A scope root (or a user root) is a namespace, not a node: never written or deleted whole.
-  const minSegments = segs[0] === 'user' ? 3 : 2;
-  if (segs.length < minSegments) throw new MalformedWriteError('uri', `Invalid URI: ${uri} (a write needs a path below the scope root)`);
   const kind = kindOf(op.mode);
   const validFrom = op.validFromMs ?? null;
   const validTo = op.validToMs ?? null;
-  if (validFrom !== null && validTo !== null && validFrom > validTo) {
-    throw new MalformedWriteError('valid_to', 'valid_to must not be earlier than valid_from');
-  }
+  const tags = rule('tags', () => normalizeTags(op.tags));
+  rule('valid_to', () => assertValidInterval(validFrom, validTo));
   const subject = op.subject.trim() || (contextTypeOf(uri) === 'memory' ? ownershipOf(uri).user : '');
   return {
     writeId: op.writeId || fallbackId,
@@ -132,8 +110,18 @@ export function validateWrite(op: indexer.WriteOp, fallbackId = ''): ValidWrite 
     user: op.identity?.userId ?? '',
     workspace: op.identity?.workspace.trim() || 'default',
     subject,
-    tags: normalizeTags(op.tags),
+    tags,
     validFrom,
     validTo,
   };
+}
+
+/** Run a kernel rule on the op's `field`: its refusal makes the op malformed. */
+function rule<T>(field: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) throw new MalformedWriteError(field, err.message);
+    throw err;
+  }
 }

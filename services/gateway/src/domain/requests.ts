@@ -12,14 +12,12 @@ import {
   resolvePenalties,
   rewriteModeOf,
   type ContextRequest,
-  type Packing,
   type DeprecatedStats,
-  type Purpose,
   type RecallInput,
 } from '@ctxmesh/kernel';
 import type { FilterNode } from '@ctxmesh/stores';
 import { invalidArgument, RequestValidationError } from './errors';
-import { checkFilter, compileFilter, parseLevels, type TimeField } from './filter';
+import { checkFilter, compileFilter, parseLevels } from './filter';
 import type { Identity } from './headers';
 import {
   any,
@@ -35,8 +33,10 @@ import {
   str,
   union,
   validateModel,
+  fields,
   type FieldSpec,
   type ModelOutcome,
+  type ModelValues,
 } from './schema';
 import { parseAsOf } from './retrieve';
 import { parseTelemetry } from './telemetry';
@@ -79,7 +79,7 @@ const rewriteType = union(bool, literal('auto'));
 const telemetryType = union(bool, dict(any));
 
 /** `FindRequest` fields in declaration order. */
-export const FIND_FIELDS: readonly FieldSpec[] = [
+export const FIND_FIELDS = fields(
   { name: 'query', type: str },
   { name: 'image_url', type: nullable(str) },
   { name: 'target_uri', type: union(str, list(str)) },
@@ -97,10 +97,10 @@ export const FIND_FIELDS: readonly FieldSpec[] = [
   { name: 'telemetry', type: telemetryType },
   // ctxmesh addition (retrieve-contract `as_of`): a valid-time instant, both /search modes.
   { name: 'as_of', type: nullable(str) },
-];
+);
 
 /** `SearchRequest` fields in declaration order. */
-export const SEARCH_FIELDS: readonly FieldSpec[] = [
+export const SEARCH_FIELDS = fields(
   ...FIND_FIELDS,
   { name: 'session_id', type: nullable(str) },
   { name: 'mode', type: literal('list', 'context') },
@@ -120,10 +120,10 @@ export const SEARCH_FIELDS: readonly FieldSpec[] = [
   { name: 'packing', type: literal(...PACKING_NAMES) },
   // ctxmesh addition (issue 14): answer with `explain`.
   { name: 'explain', type: bool },
-];
+);
 
 /** `RecallRequest` fields in declaration order. */
-export const RECALL_FIELDS: readonly FieldSpec[] = [
+export const RECALL_FIELDS = fields(
   { name: 'query', type: str, required: true },
   { name: 'quotas', type: nullable(dict(int32)) },
   { name: 'max_chars', type: int32 },
@@ -146,7 +146,7 @@ export const RECALL_FIELDS: readonly FieldSpec[] = [
   { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
   { name: 'packing', type: literal(...PACKING_NAMES) },
   { name: 'explain', type: bool },
-];
+);
 
 /** What body validation needs from the caller and the clock. */
 export interface RequestContext {
@@ -228,31 +228,29 @@ function unknownKeys(obj: unknown, allowed: readonly string[]): string[] {
 }
 
 /** Context-mode key checks shared with `/recall` (model validator, loc `["body"]`). */
-function checkContextKeys(values: Record<string, unknown>): void {
+function checkContextKeys(values: Pick<RecallValues, 'quotas' | 'detail'>): void {
   const badQuotas = unknownKeys(values.quotas, ALLOWED_QUOTA_KEYS);
   if (badQuotas.length) throw valueError(`unknown quota keys: ${badQuotas.join(', ')}; allowed: ${ALLOWED_QUOTA_KEYS.join(', ')}`);
   const badDetail = unknownKeys(values.detail, ALLOWED_DETAIL_KEYS);
   if (badDetail.length) throw valueError(`unknown detail keys: ${badDetail.join(', ')}; allowed: ${ALLOWED_DETAIL_KEYS.join(', ')}`);
 }
 
-function validated(body: unknown, fields: readonly FieldSpec[]): ModelOutcome {
+function validated<const F extends readonly FieldSpec[]>(body: unknown, fields: F): ModelOutcome<ModelValues<F>> {
   const r = validateModel(body, fields);
   if (!r.ok) throw new RequestValidationError(r.issues);
   return r.model;
 }
 
-type Values = Record<string, unknown>;
+/** A validated `/find` body (list mode reads only these fields). */
+type FindValues = ModelValues<typeof FIND_FIELDS>;
+/** A validated `/search` body. */
+type SearchValues = ModelValues<typeof SEARCH_FIELDS>;
+/** A validated `/recall` body. */
+type RecallValues = ModelValues<typeof RECALL_FIELDS>;
 
-function filterOf(v: Values, nowMs: number): FilterNode | null {
+function filterOf(v: FindValues, nowMs: number): FilterNode | null {
   return compileFilter(
-    {
-      filter: (v.filter as Record<string, unknown> | null | undefined) ?? null,
-      contextType: v.context_type as string | string[] | null | undefined,
-      tags: v.tags as string[] | null | undefined,
-      since: v.since as string | null | undefined,
-      until: v.until as string | null | undefined,
-      timeField: v.time_field as TimeField | null | undefined,
-    },
+    { filter: v.filter ?? null, contextType: v.context_type, tags: v.tags, since: v.since, until: v.until, timeField: v.time_field },
     nowMs,
   );
 }
@@ -262,32 +260,32 @@ function filterOf(v: Values, nowMs: number): FilterNode | null {
  * check of a body: gathering used to run this check, after the gateway's, so a body with
  * several problems still reports the same one first.
  */
-function checkedLast(compiled: FilterNode | null, v: Values): FilterNode | null {
+function checkedLast(compiled: FilterNode | null, v: FindValues): FilterNode | null {
   // The client's own tree first, so a problem in it is named by the client's path (the
   // effective filter flattens nested ands and appends the other conditions).
   const own = v.filter;
-  if (own !== null && own !== undefined && !(typeof own === 'object' && Object.keys(own).length === 0)) checkFilter(own);
+  if (own !== null && own !== undefined && Object.keys(own).length > 0) checkFilter(own);
   return compiled === null ? null : checkFilter(compiled);
 }
 
 /** `{asOfMs}` when the body names an instant, else nothing (absent = now, and the parameters keep their v1 shape). */
-function asOfOf(v: Values): { asOfMs?: number } {
-  const asOfMs = parseAsOf(v.as_of as string | null | undefined);
+function asOfOf(v: FindValues): { asOfMs?: number } {
+  const asOfMs = parseAsOf(v.as_of);
   return asOfMs === null ? {} : { asOfMs };
 }
 
-function limitOf(v: Values): number {
-  return (v.node_limit as number | null | undefined) ?? (v.limit as number | undefined) ?? 10;
+function limitOf(v: FindValues): number {
+  return v.node_limit ?? v.limit ?? 10;
 }
 
-function listParams(v: Values, ctx: RequestContext): FindParams {
-  const telemetry = parseTelemetry(v.telemetry as boolean | Values | undefined);
-  const targetUris = resolveTargetUris(v.target_uri as string | string[] | undefined, ctx.identity.userId);
+function listParams(v: FindValues, ctx: RequestContext): FindParams {
+  const telemetry = parseTelemetry(v.telemetry);
+  const targetUris = resolveTargetUris(v.target_uri, ctx.identity.userId);
   assertTargetsAccessible(targetUris, ctx.identity);
-  const imageUrl = resolveImageUrl(v.image_url as string | null | undefined, ctx.identity.userId);
+  const imageUrl = resolveImageUrl(v.image_url, ctx.identity.userId);
   const compiled = filterOf(v, ctx.nowMs);
-  const levels = parseLevels(v.level as number | string | number[] | null | undefined);
-  const query = (v.query as string | undefined) ?? '';
+  const levels = parseLevels(v.level);
+  const query = v.query ?? '';
   // Retrieval rejects this before searching; checking last keeps the reference's order.
   if (query.trim() === '' && !imageUrl) throw invalidArgument(EMPTY_QUERY_MESSAGE);
   const asOf = asOfOf(v);
@@ -297,8 +295,8 @@ function listParams(v: Values, ctx: RequestContext): FindParams {
     targetUris,
     filter: checkedLast(compiled, v),
     limit: limitOf(v),
-    scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
-    includeProvenance: (v.include_provenance as boolean | undefined) ?? false,
+    scoreThreshold: v.score_threshold ?? null,
+    includeProvenance: v.include_provenance ?? false,
     levels,
     telemetry,
     ...asOf,
@@ -324,24 +322,24 @@ export function validateFindBody(body: unknown, ctx: RequestContext): FindParams
  */
 export function validateSearchBody(body: unknown, ctx: RequestContext): SearchParams {
   const { values, provided } = validated(body, SEARCH_FIELDS);
-  const mode = (values.mode as 'list' | 'context' | undefined) ?? 'list';
+  const mode = values.mode ?? 'list';
   if (mode === 'list') {
     const present = CONTEXT_ONLY_FIELDS.filter((f) => provided.has(f));
     if (present.length) throw valueError(`${pySorted(present).join(', ')} require mode='context'; set mode='context' or drop these fields`);
-    return { mode, params: { ...listParams(values, ctx), sessionId: (values.session_id as string | null | undefined) ?? null } };
+    return { mode, params: { ...listParams(values, ctx), sessionId: values.session_id ?? null } };
   }
-  const target = values.target_uri as string | string[] | undefined;
+  const target = values.target_uri;
   if (target !== undefined && target.length > 0) throw valueError("target_uri is not supported in mode='context'");
   checkContextKeys(values);
   return { mode, params: contextParams(values, provided, ctx) };
 }
 
-function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestContext): ContextParams {
-  const telemetry = parseTelemetry(v.telemetry as boolean | Values | undefined);
-  const imageUrl = resolveImageUrl(v.image_url as string | null | undefined, ctx.identity.userId);
-  const excludeUris = normalizeExcludeUris(v.exclude_uris as string[] | undefined, ctx.identity.userId);
+function contextParams(v: SearchValues, provided: ReadonlySet<string>, ctx: RequestContext): ContextParams {
+  const telemetry = parseTelemetry(v.telemetry);
+  const imageUrl = resolveImageUrl(v.image_url, ctx.identity.userId);
+  const excludeUris = normalizeExcludeUris(v.exclude_uris, ctx.identity.userId);
   const compiled = filterOf(v, ctx.nowMs);
-  const purpose = (v.purpose as Purpose | null | undefined) ?? null;
+  const purpose = v.purpose ?? null;
   const quotas = normalizeQuotas(v.quotas ?? null, purpose);
   const ignored: string[] = [];
   if (v.level !== undefined && v.level !== null) ignored.push('level');
@@ -349,28 +347,28 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
   const penalties = resolvePenalties(v.other_peer_penalty ?? null);
   const asOf = asOfOf(v);
   return {
-    query: (v.query as string | undefined) ?? '',
+    query: v.query ?? '',
     imageUrl,
     filter: checkedLast(compiled, v),
     limit: limitOf(v),
-    scoreThreshold: (v.score_threshold as number | null | undefined) ?? null,
-    sessionId: (v.session_id as string | null | undefined) ?? null,
-    queryExpansion: (v.query_expansion as 'off' | 'auto' | undefined) ?? 'auto',
-    maxTokens: (v.max_tokens as number | undefined) ?? 1600,
+    scoreThreshold: v.score_threshold ?? null,
+    sessionId: v.session_id ?? null,
+    queryExpansion: v.query_expansion ?? 'auto',
+    maxTokens: v.max_tokens ?? 1600,
     quotas,
     purpose,
     detail: normalizeDetailParam(v.detail),
-    dedupTurns: (v.dedup_turns as number | undefined) ?? 0,
+    dedupTurns: v.dedup_turns ?? 0,
     excludeUris,
-    peerScope: (v.peer_scope as 'actor' | 'all' | undefined) ?? 'all',
+    peerScope: v.peer_scope ?? 'all',
     otherPeerPenalties: penalties,
     rewrite: rewriteModeOf(v.rewrite ?? false),
-    rewriteMaxBullets: (v.rewrite_max_bullets as number | undefined) ?? 6,
-    tokenizer: (v.tokenizer as (typeof TOKENIZER_NAMES)[number] | undefined) ?? 'estimate',
+    rewriteMaxBullets: v.rewrite_max_bullets ?? 6,
+    tokenizer: v.tokenizer ?? 'estimate',
     ignored,
-    timeBudgetMs: (v.time_budget_ms as number | undefined) ?? null,
+    timeBudgetMs: v.time_budget_ms ?? null,
     render: true,
-    packing: (v.packing as Packing | undefined) ?? null,
+    packing: v.packing ?? null,
     telemetry,
     ...asOf,
     ...explainOf(v),
@@ -378,7 +376,7 @@ function contextParams(v: Values, provided: ReadonlySet<string>, ctx: RequestCon
 }
 
 /** `{explain: true}` when the body asks for it, else nothing (the parameters keep their v1 shape). */
-function explainOf(v: Values): { explain?: true } {
+function explainOf(v: { explain?: boolean }): { explain?: true } {
   return v.explain === true ? { explain: true } : {};
 }
 
@@ -390,10 +388,10 @@ function explainOf(v: Values): { explain?: true } {
 export function validateRecallBody(body: unknown, ctx: Pick<RequestContext, 'identity'>): RecallParams {
   const { values } = validated(body, RECALL_FIELDS);
   checkContextKeys(values);
-  const telemetry = parseTelemetry(values.telemetry as boolean | Values | undefined);
-  const { explain: _explain, ...recall } = values;
-  const input = { ...recall } as unknown as RecallInput;
-  if (values.exclude_uris !== undefined) input.exclude_uris = normalizeExcludeUris(values.exclude_uris as string[], ctx.identity.userId);
+  const telemetry = parseTelemetry(values.telemetry);
+  const { explain: _explain, telemetry: _telemetry, ...recall } = values;
+  const input: RecallInput = { ...recall };
+  if (values.exclude_uris !== undefined) input.exclude_uris = normalizeExcludeUris(values.exclude_uris, ctx.identity.userId);
   const { request, deprecated } = foldRecall(input);
   return { ...request, filter: null, telemetry, deprecated, ...explainOf(values) };
 }

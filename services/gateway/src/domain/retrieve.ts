@@ -6,7 +6,7 @@
 import { WORKSPACE_SLUG } from '@ctxmesh/kernel';
 import { RequestValidationError, type ValidationIssue } from './errors';
 import { parseTimeBound } from './filter';
-import { bool, float, intRange, literal, nullable, str, validateModel, type FieldSpec, type Loc, type Validator } from './schema';
+import { bool, fields, float, intRange, literal, model, nullable, str, validateModel, type Loc, type Validator } from './schema';
 
 /** Optional stages a request may ask for. */
 export const RETRIEVE_STAGE_NAMES = ['query_rewrite', 'graph_assist', 'rerank'] as const;
@@ -46,19 +46,14 @@ function pattern(re: RegExp, what: string): Validator<string> {
   };
 }
 
-const STAGE_FIELDS: readonly FieldSpec[] = RETRIEVE_STAGE_NAMES.map((name) => ({ name, type: bool }));
-
 /** `stages`: an object of booleans over the three stage names; anything else is refused. */
-const stagesType: Validator<Partial<Record<RetrieveStageName, boolean>>> = {
-  label: 'stages',
-  check(v, loc) {
-    const r = validateModel(v, STAGE_FIELDS, loc);
-    return r.ok ? { ok: true, value: r.model.values as Partial<Record<RetrieveStageName, boolean>> } : r;
-  },
-};
+const stagesType: Validator<Partial<Record<RetrieveStageName, boolean>>> = model(
+  RETRIEVE_STAGE_NAMES.map((name) => ({ name, type: bool })),
+  'stages',
+);
 
 /** `RetrieveRequest` fields in declaration order (unknown fields are a 400). */
-export const RETRIEVE_FIELDS: readonly FieldSpec[] = [
+export const RETRIEVE_FIELDS = fields(
   { name: 'query', type: str, required: true },
   { name: 'workspace', type: nullable(pattern(WORKSPACE_SLUG, "workspace must be a slug: 1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit")) },
   { name: 'subject', type: nullable(pattern(SUBJECT, "subject must be 1 to 128 letters, digits, '_', '.', '@' or '-'")) },
@@ -73,7 +68,7 @@ export const RETRIEVE_FIELDS: readonly FieldSpec[] = [
   { name: 'tokenizer', type: literal(...RETRIEVE_TOKENIZERS) },
   // ctxmesh addition (issue 14): answer with `explain`.
   { name: 'explain', type: bool },
-];
+);
 
 /** A validated retrieve body with the contract's defaults applied. */
 export interface RetrieveParams {
@@ -135,24 +130,24 @@ export function validateRetrieveBody(body: unknown): RetrieveParams {
   const r = validateModel(body, RETRIEVE_FIELDS);
   if (!r.ok) throw new RequestValidationError(r.issues);
   const v = r.model.values;
-  const query = v.query as string;
+  const query = v.query;
   if (query.trim() === '') {
     const issue: ValidationIssue = { loc: ['body', 'query'], msg: 'Value error, query must not be blank', type: 'value_error' };
     throw new RequestValidationError([issue]);
   }
   return {
     query,
-    workspace: (v.workspace as string | null | undefined) ?? null,
-    subject: (v.subject as string | null | undefined) ?? null,
-    topK: (v.top_k as number | undefined) ?? 8,
-    memoryK: (v.memory_k as number | undefined) ?? 5,
-    mmrLambda: (v.mmr_lambda as number | null | undefined) ?? null,
-    maxPerDocument: (v.max_per_document as number | undefined) ?? 2,
-    asOfMs: parseAsOf(v.as_of as string | null | undefined),
-    tokenBudget: (v.token_budget as number | null | undefined) ?? null,
-    timeBudgetMs: (v.time_budget_ms as number | null | undefined) ?? null,
-    stages: (v.stages as Partial<Record<RetrieveStageName, boolean>> | undefined) ?? {},
-    tokenizer: (v.tokenizer as RetrieveParams['tokenizer'] | undefined) ?? 'estimate',
+    workspace: v.workspace ?? null,
+    subject: v.subject ?? null,
+    topK: v.top_k ?? 8,
+    memoryK: v.memory_k ?? 5,
+    mmrLambda: v.mmr_lambda ?? null,
+    maxPerDocument: v.max_per_document ?? 2,
+    asOfMs: parseAsOf(v.as_of),
+    tokenBudget: v.token_budget ?? null,
+    timeBudgetMs: v.time_budget_ms ?? null,
+    stages: v.stages ?? {},
+    tokenizer: v.tokenizer ?? 'estimate',
     ...(v.explain === true ? { explain: true } : {}),
   };
 }

@@ -223,18 +223,45 @@ export const INT32_MAX = 2 ** 31 - 1;
 /** An `int` that fits the proto `int32` field it is sent in (a larger one failed serialisation: a 500). */
 export const int32: Validator<number> = intRange({ ge: INT32_MIN, le: INT32_MAX });
 
-/** One declared model field. */
-export interface FieldSpec {
-  readonly name: string;
-  readonly type: Validator<unknown>;
-  /** Required fields report `missing` when absent. */
+/**
+ * One declared model field. Declare a model's fields with {@link fields} (or inline in the
+ * call), so each name and `required: true` keep their literal types: {@link validateModel}
+ * then types the values it returns ({@link ModelValues}) and no caller casts them.
+ * @typeParam N the field's name
+ * @typeParam T the value its validator produces
+ */
+export interface FieldSpec<N extends string = string, T = unknown> {
+  readonly name: N;
+  readonly type: Validator<T>;
+  /** Required fields report `missing` when absent. @default false */
   readonly required?: boolean;
 }
 
+/** The value type a field's validator produces. */
+type ValueOf<S> = S extends { readonly type: Validator<infer T> } ? T : never;
+
+/**
+ * The validated values of a model over `F`: a required field's value is always there, an
+ * optional one only when the body had it (absent fields are left to the caller's defaults).
+ */
+export type ModelValues<F extends readonly FieldSpec[]> = {
+  [S in F[number] as S extends { readonly required: true } ? S['name'] : never]: ValueOf<S>;
+} & {
+  [S in F[number] as S extends { readonly required: true } ? never : S['name']]?: ValueOf<S>;
+};
+
+/**
+ * Declare a model's fields in declaration order (the order pydantic reports their errors in),
+ * keeping the literal names and `required` flags {@link ModelValues} reads.
+ */
+export function fields<const F extends readonly FieldSpec[]>(...specs: F): F {
+  return specs;
+}
+
 /** A validated model: values of the fields that were present, and which keys were present. */
-export interface ModelOutcome {
+export interface ModelOutcome<V = Record<string, unknown>> {
   /** Validated values of present fields only (absent fields are left to the caller's defaults). */
-  values: Record<string, unknown>;
+  values: V;
   /** Keys present in the body (pydantic's `model_fields_set`). */
   provided: ReadonlySet<string>;
 }
@@ -244,7 +271,11 @@ export interface ModelOutcome {
  * then one `extra_forbidden` per unknown key in body order. A non-object body fails with
  * `model_attributes_type` at `["body"]`; an absent body (undefined) with `missing`.
  */
-export function validateModel(body: unknown, fields: readonly FieldSpec[], loc: Loc = ['body']): { ok: true; model: ModelOutcome } | { ok: false; issues: ValidationIssue[] } {
+export function validateModel<const F extends readonly FieldSpec[]>(
+  body: unknown,
+  fields: F,
+  loc: Loc = ['body'],
+): { ok: true; model: ModelOutcome<ModelValues<F>> } | { ok: false; issues: ValidationIssue[] } {
   if (body === undefined) return { ok: false, issues: [{ loc: [...loc], msg: 'Field required', type: 'missing' }] };
   if (!isPlainObject(body)) {
     return { ok: false, issues: [{ loc: [...loc], msg: 'Input should be a valid dictionary or object to extract fields from', type: 'model_attributes_type' }] };
@@ -266,5 +297,23 @@ export function validateModel(body: unknown, fields: readonly FieldSpec[], loc: 
   for (const key of Object.keys(body)) {
     if (!known.has(key)) issues.push({ loc: [...loc, key], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' });
   }
-  return issues.length ? { ok: false, issues } : { ok: true, model: { values, provided } };
+  if (issues.length) return { ok: false, issues };
+  // Every required field is present and every present value passed its field's validator:
+  // the record is the typed model (the one place that claims it, for every caller).
+  return { ok: true, model: { values: values as ModelValues<F>, provided } };
+}
+
+/**
+ * A model nested in a body: an object validated against `fields` at its location (unknown
+ * keys forbidden), producing the typed values.
+ * @param label the name pydantic gives it inside union error locations @default "model"
+ */
+export function model<const F extends readonly FieldSpec[]>(fields: F, label = 'model'): Validator<ModelValues<F>> {
+  return {
+    label,
+    check(v, loc) {
+      const r = validateModel(v, fields, loc);
+      return r.ok ? { ok: true, value: r.model.values } : r;
+    },
+  };
 }

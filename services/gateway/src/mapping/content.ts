@@ -21,7 +21,7 @@ import {
   resolveRequestUri,
   str,
   validateModel,
-  type FieldSpec,
+  fields,
   type HeaderBag,
   type Identity,
 } from '../domain';
@@ -35,7 +35,7 @@ export const INGEST_WRITE_SUBJECT = 'ctxmesh.ingest.write';
 export type WriteModeName = 'replace' | 'append' | 'create';
 
 /** `POST /api/v1/content/write` fields in declaration order (unknown fields are a 400). */
-export const WRITE_FIELDS: readonly FieldSpec[] = [
+export const WRITE_FIELDS = fields(
   { name: 'uri', type: str, required: true },
   { name: 'content', type: str, required: true },
   { name: 'mode', type: literal('replace', 'append', 'create') },
@@ -44,7 +44,7 @@ export const WRITE_FIELDS: readonly FieldSpec[] = [
   { name: 'valid_to', type: nullable(str) },
   { name: 'tags', type: nullable(list(str)) },
   { name: 'workspace', type: nullable(str) },
-];
+);
 
 /** A validated write. */
 export interface WriteParams {
@@ -121,20 +121,20 @@ export function validateWriteBody(body: unknown, identity: Pick<Identity, 'userI
   const r = validateModel(body, WRITE_FIELDS);
   if (!r.ok) throw new RequestValidationError(r.issues);
   const v = r.model.values;
-  const uri = writableUri(v.uri as string, identity);
-  const validFromMs = parseValidTime(v.valid_from as string | null | undefined, 'valid_from');
-  const validToMs = parseValidTime(v.valid_to as string | null | undefined, 'valid_to');
+  const uri = writableUri(v.uri, identity);
+  const validFromMs = parseValidTime(v.valid_from, 'valid_from');
+  const validToMs = parseValidTime(v.valid_to, 'valid_to');
   // Half-open [from, to): equal bounds are an empty interval, refused like reversed ones.
   kernelRule(() => assertValidInterval(validFromMs, validToMs));
   return {
     uri,
-    content: v.content as string,
-    mode: (v.mode as WriteModeName | undefined) ?? 'replace',
-    wait: (v.wait as boolean | undefined) ?? false,
+    content: v.content,
+    mode: v.mode ?? 'replace',
+    wait: v.wait ?? false,
     validFromMs,
     validToMs,
-    tags: normalizeTags(v.tags as string[] | null | undefined),
-    workspace: (v.workspace as string | null | undefined) ?? null,
+    tags: normalizeTags(v.tags),
+    workspace: v.workspace ?? null,
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { isSessionId, SESSION_ID_RULE } from '@ctxmesh/kernel';
 import type { sessions } from '@ctxmesh/proto';
-import { any as anyValue, invalidArgument, isPlainObject, literal, list, RequestValidationError, str, validateModel, type FieldSpec, type ValidationIssue } from '../domain';
+import { any as anyValue, fields, invalidArgument, isPlainObject, literal, list, RequestValidationError, str, validateModel, type ValidationIssue } from '../domain';
 
 /** Messages one batch may carry. */
 export const MAX_BATCH_MESSAGES = 1000;
@@ -19,10 +19,7 @@ export function sessionIdOf(raw: string): string {
   return raw;
 }
 
-const MESSAGE_FIELDS: readonly FieldSpec[] = [
-  { name: 'role', type: literal('user', 'assistant'), required: true },
-  { name: 'content', type: str, required: true },
-];
+const MESSAGE_FIELDS = fields({ name: 'role', type: literal('user', 'assistant'), required: true }, { name: 'content', type: str, required: true });
 
 /**
  * Only the declared keys: capture hooks may send more (ids, timestamps, parts), which the
@@ -39,12 +36,12 @@ function message(body: unknown, loc: Array<string | number>, issues: ValidationI
     issues.push(...r.issues);
     return null;
   }
-  const content = r.model.values.content as string;
+  const { role, content } = r.model.values;
   if (content.trim() === '') {
     issues.push({ loc: [...loc, 'content'], msg: 'Value error, content must not be empty', type: 'value_error' });
     return null;
   }
-  return { role: r.model.values.role as string, content };
+  return { role, content };
 }
 
 /**
@@ -66,7 +63,7 @@ export function validateMessageBody(body: unknown): sessions.CapturedMessage {
 export function validateBatchBody(body: unknown): sessions.CapturedMessage[] {
   const r = validateModel(known(body, ['messages']), [{ name: 'messages', type: list(anyValue), required: true }]);
   if (!r.ok) throw new RequestValidationError(r.issues);
-  const items = r.model.values.messages as unknown[];
+  const items = r.model.values.messages;
   if (items.length === 0) {
     throw new RequestValidationError([{ loc: ['body', 'messages'], msg: 'List should have at least 1 item after validation, not 0', type: 'too_short' }]);
   }
@@ -76,7 +73,11 @@ export function validateBatchBody(body: unknown): sessions.CapturedMessage[] {
     ]);
   }
   const issues: ValidationIssue[] = [];
-  const out = items.map((item, i) => message(item, ['body', 'messages', i], issues));
+  const out: sessions.CapturedMessage[] = [];
+  items.forEach((item, i) => {
+    const m = message(item, ['body', 'messages', i], issues);
+    if (m) out.push(m);
+  });
   if (issues.length > 0) throw new RequestValidationError(issues);
-  return out as sessions.CapturedMessage[];
+  return out;
 }

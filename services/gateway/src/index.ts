@@ -3,7 +3,8 @@
  * validation and envelopes, search/content/session routes over gRPC and the event bus.
  */
 export { buildApp, type GatewayDeps } from './http/app';
-export { renderError, renderCtxError, GatewayError, type HttpError } from './http/errors';
+export { renderError, renderCtxError, type HttpError } from './http/errors';
+export { DomainError, RequestValidationError } from './domain/errors';
 export { loadGatewayConfig, parseApiKeys, type GatewayConfig, type DeadlineConfig } from './config';
 export { orchestratorClient, type OrchestratorClient } from './clients/orchestrator';
 export { sessionsClient, type SessionsClient } from './clients/sessions';

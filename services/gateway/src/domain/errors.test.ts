@@ -11,8 +11,29 @@ describe('httpStatusOf', () => {
     ['FAILED_PRECONDITION', 412],
     ['INTERNAL', 500],
     ['SOMETHING_NEW', 500],
+    // The mesh's codes, by the same table (connect's).
+    ['ALREADY_EXISTS', 409],
+    ['ABORTED', 409],
+    ['RESOURCE_EXHAUSTED', 429],
+    ['CANCELLED', 499],
+    ['UNIMPLEMENTED', 501],
+    ['UNAVAILABLE', 503],
+    ['DEADLINE_EXCEEDED', 504],
+    ['OK', 200],
+    ['0', 500],
   ])('%s → %p', (code, status) => {
     expect(httpStatusOf(code)).toBe(status);
+  });
+
+  it.each<[string, string, number]>([
+    ['RESOURCE_EXHAUSTED', 'BODY_TOO_LARGE', 413],
+    ['RESOURCE_EXHAUSTED', 'TOO_LARGE', 413],
+    ['INVALID_ARGUMENT', 'UNSUPPORTED_MEDIA_TYPE', 415],
+    ['RESOURCE_EXHAUSTED', 'QUOTA', 429],
+    ['NOT_FOUND', 'WRITE_NOT_FOUND', 404],
+  ])('%s with reason %s → %p (HTTP statuses gRPC has no code for)', (code, reason, status) => {
+    expect(httpStatusOf(code, reason)).toBe(status);
+    expect(new DomainError(code as 'NOT_FOUND', 'm', { reason }).status).toBe(status);
   });
 });
 

@@ -1,31 +1,49 @@
 /**
- * The two error envelopes of context-contract §1.7 and the HTTP status of each error code.
- * Plain data: the route layer serialises `toEnvelope()` with the status it reports.
+ * The gateway's error catalogue: every error it answers with is a {@link RequestValidationError}
+ * (context-contract §1.7 variant 1) or a {@link DomainError} (variant 2, also for failures of
+ * the mesh: the bus, the indexer, the request budget), and {@link httpStatusOf} is the one
+ * place an error code becomes an HTTP status. The route layer renders them (`http/errors.ts`).
  */
 import { InvalidArgumentError, InvalidUriError } from '@ctxmesh/kernel';
+import { Code, httpStatusOf as grpcHttpStatusOf } from '@ctxmesh/rpc';
 
-/** Error codes of the OpenViking dialect (`error.code`). */
-export type ApiErrorCode =
-  | 'INVALID_ARGUMENT'
-  | 'INVALID_URI'
-  | 'UNAUTHENTICATED'
-  | 'PERMISSION_DENIED'
-  | 'NOT_FOUND'
-  | 'FAILED_PRECONDITION'
-  | 'INTERNAL';
+/** A gRPC code's name (`DEADLINE_EXCEEDED`, …): the codes the mesh answers with (STYLE B6). */
+export type GrpcCodeName = keyof typeof Code;
 
-const STATUS: Readonly<Record<string, number>> = Object.freeze({
-  INVALID_ARGUMENT: 400,
-  INVALID_URI: 400,
-  UNAUTHENTICATED: 401,
-  PERMISSION_DENIED: 403,
-  NOT_FOUND: 404,
-  FAILED_PRECONDITION: 412,
+/**
+ * `error.code`: a gRPC code name, or `INVALID_URI` (the contract's refinement of
+ * INVALID_ARGUMENT for a URI, with `details: {uri, reason}`).
+ */
+export type ApiErrorCode = GrpcCodeName | 'INVALID_URI';
+
+/**
+ * Statuses HTTP has and gRPC has no code for, by the `details.reason` that asks for them: a
+ * payload over a size limit (413, code RESOURCE_EXHAUSTED, whose own status is 429) and a body
+ * the gateway cannot read (415, code INVALID_ARGUMENT).
+ */
+const STATUS_BY_REASON: Readonly<Record<string, number>> = Object.freeze({
+  BODY_TOO_LARGE: 413,
+  TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
 });
 
-/** HTTP status of an error code (§1.7 table); unknown codes → 500. */
-export function httpStatusOf(code: string): number {
-  return STATUS[code] ?? 500;
+/**
+ * HTTP status of an error: connect's code table (`@ctxmesh/rpc`, FAILED_PRECONDITION 412 per
+ * the contract), `INVALID_URI` as INVALID_ARGUMENT, the reasons of {@link STATUS_BY_REASON}
+ * first; an unknown code → 500.
+ * @param code `error.code`
+ * @param reason `error.details.reason`, when the error has one
+ */
+export function httpStatusOf(code: string, reason?: unknown): number {
+  if (typeof reason === 'string' && Object.hasOwn(STATUS_BY_REASON, reason)) return STATUS_BY_REASON[reason]!;
+  const name = code === 'INVALID_URI' ? 'INVALID_ARGUMENT' : code;
+  const grpc: unknown = Object.hasOwn(Code, name) ? Code[name as GrpcCodeName] : undefined;
+  return typeof grpc === 'number' ? grpcHttpStatusOf(grpc) : 500;
+}
+
+/** True for a status whose cause must be logged as a server fault: a 5xx other than 503 and 504. */
+export function isFault(status: number): boolean {
+  return status >= 500 && status !== 503 && status !== 504;
 }
 
 /** One request-validation problem, pydantic-v2 style. */
@@ -100,8 +118,9 @@ export class RequestValidationError extends Error {
 }
 
 /**
- * A domain error (§1.7 variant 2): status from {@link httpStatusOf}, `details` `{}` unless the
- * code defines some (INVALID_URI: `{uri, reason}`).
+ * An error answered in the §1.7 variant-2 envelope: the contract's own (`details` `{}` unless
+ * the code defines some, INVALID_URI: `{uri, reason}`) and the mesh's (`details` `{reason,
+ * domain, …, request_id}`, STYLE B6). Its status is {@link httpStatusOf} its code and reason.
  */
 export class DomainError extends Error {
   override readonly name = 'DomainError';
@@ -114,9 +133,9 @@ export class DomainError extends Error {
     super(message, options);
   }
 
-  /** HTTP status of {@link code}. */
+  /** HTTP status of {@link code} (and `details.reason`). */
   get status(): number {
-    return httpStatusOf(this.code);
+    return httpStatusOf(this.code, this.details.reason);
   }
 
   /** The response body. */
@@ -149,6 +168,22 @@ export function unauthenticated(message: string): DomainError {
 /** 403 `PERMISSION_DENIED`. */
 export function permissionDenied(message: string): DomainError {
   return new DomainError('PERMISSION_DENIED', message);
+}
+
+/**
+ * 415: a body sent with a media type the gateway does not read (anything but JSON), naming
+ * `application/json`. FastAPI hands such bodies to validation as bytes, which then fail as "not
+ * an object" — a 400 that never says what to send instead.
+ * @param contentType the request's `Content-Type`, as sent
+ */
+export function unsupportedMediaType(contentType: string, requestId: string): DomainError {
+  return new DomainError('INVALID_ARGUMENT', `Unsupported Content-Type '${contentType}': send the body as application/json`, {
+    reason: 'UNSUPPORTED_MEDIA_TYPE',
+    domain: 'gateway',
+    request_id: requestId,
+    content_type: contentType,
+    accepted: ['application/json'],
+  });
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Logger } from '@ctxmesh/runtime';
 import type { OrchestratorClient } from '../clients/orchestrator';
 import type { SessionsClient } from '../clients/sessions';
 import type { DeadlineConfig, ReceiveTimeouts } from '../config';
-import { DomainError, invalidJsonBody, requestIdFrom, resolveIdentity, type AuthConfig, type HeaderBag } from '../domain';
+import { DomainError, invalidJsonBody, requestIdFrom, resolveIdentity, unsupportedMediaType, type AuthConfig, type HeaderBag } from '../domain';
 import { workspaceOf } from '../mapping/content';
 import { mcpRoutes } from '../mcp/routes';
 import { contentRoutes } from '../routes/content';
@@ -23,7 +23,7 @@ import { sessionRoutes } from '../routes/sessions';
 import { sessionsLogRoutes } from '../routes/sessions-log';
 import { checkTimeoutHeader, disposeRequestState, elapsedMs, initRequestState, TIMEOUT_HEADER } from './context';
 import { clientErrorResponse, renderError } from './errors';
-import { isJsonContentType, JsonBodyError, parseBody } from './json';
+import { isJsonContentType, JsonBodyError, parseBody, UnsupportedMediaTypeError } from './json';
 import { assertJsonDepth, assertStringLimits, bodyTooLarge, DEFAULT_BODY_LIMIT_BYTES, DEFAULT_RECEIVE } from './limits';
 import { routeLabel } from './metrics';
 
@@ -123,7 +123,10 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
       assertStringLimits(parsed);
       done(null, parsed);
     } catch (e) {
-      done(e instanceof JsonBodyError ? invalidJsonBody(e.position) : (e as Error), undefined);
+      // The reader's two refusals as the catalogue's errors.
+      if (e instanceof JsonBodyError) done(invalidJsonBody(e.position), undefined);
+      else if (e instanceof UnsupportedMediaTypeError) done(unsupportedMediaType(e.contentType, req.id), undefined);
+      else done(e as Error, undefined);
     }
   });
 

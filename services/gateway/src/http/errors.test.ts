@@ -1,8 +1,8 @@
 import { InvalidArgumentError, InvalidUriError } from '@ctxmesh/kernel';
 import { Code, CtxError } from '@ctxmesh/rpc';
 import { AwaitDoneAbortedError } from '@ctxmesh/stores';
-import { DomainError, RequestValidationError } from '../domain';
-import { GatewayError, renderCtxError, renderError } from './errors';
+import { DomainError, RequestValidationError, unsupportedMediaType } from '../domain';
+import { renderCtxError, renderError } from './errors';
 
 describe('renderCtxError', () => {
   // wanted/got table: downstream code → HTTP status and error.code.
@@ -82,12 +82,39 @@ describe('renderError', () => {
     expect(renderError(new InvalidArgumentError('bad'), 'r')).toMatchObject({ status: 400, body: { error: { code: 'INVALID_ARGUMENT', message: 'bad' } } });
   });
 
-  it('renders a GatewayError with its own status, code and details', () => {
-    const r = renderError(new GatewayError(409, 'ALREADY_EXISTS', 'URI already exists: viking://resources/a', { uri: 'viking://resources/a' }), 'r');
+  it('renders a mesh-side DomainError with the status of its code and its own details', () => {
+    const r = renderError(new DomainError('ALREADY_EXISTS', 'URI already exists: viking://resources/a', { uri: 'viking://resources/a' }), 'r');
     expect(r).toEqual({
       status: 409,
       fault: false,
       body: { status: 'error', result: null, error: { code: 'ALREADY_EXISTS', message: 'URI already exists: viking://resources/a', details: { uri: 'viking://resources/a' } }, telemetry: null, profile: null },
+    });
+  });
+
+  it.each<[DomainError, number, boolean]>([
+    [new DomainError('UNAVAILABLE', 'the event bus did not answer; try again', { reason: 'BUS_UNAVAILABLE' }), 503, false],
+    [new DomainError('DEADLINE_EXCEEDED', 'write w is queued', { reason: 'WRITE_PENDING' }), 504, false],
+    [new DomainError('RESOURCE_EXHAUSTED', 'Request body is larger than the limit of 8 bytes', { reason: 'BODY_TOO_LARGE' }), 413, false],
+    [new DomainError('INTERNAL', 'write w failed (EMBEDDER_CRASHED)', { reason: 'EMBEDDER_CRASHED' }), 500, true],
+  ])('renders %p with status %p (fault %p)', (e, status, fault) => {
+    expect(renderError(e, 'r')).toMatchObject({ status, fault, body: { error: { code: e.code, message: e.message, details: e.details } } });
+  });
+
+  it('renders an unreadable media type as a 415 naming application/json', () => {
+    expect(renderError(unsupportedMediaType('text/plain', 'r-7'), 'r-7')).toEqual({
+      status: 415,
+      fault: false,
+      body: {
+        status: 'error',
+        result: null,
+        error: {
+          code: 'INVALID_ARGUMENT',
+          message: "Unsupported Content-Type 'text/plain': send the body as application/json",
+          details: { reason: 'UNSUPPORTED_MEDIA_TYPE', domain: 'gateway', request_id: 'r-7', content_type: 'text/plain', accepted: ['application/json'] },
+        },
+        telemetry: null,
+        profile: null,
+      },
     });
   });
 

@@ -1,35 +1,13 @@
 /**
- * The one place the gateway turns a failure into an HTTP status and an error envelope:
- * validation errors (context-contract §1.7 variant 1), domain errors (variant 2), and
- * failures of the mesh (a gRPC code from a downstream, the event bus, the request budget),
+ * The one place the gateway turns a failure into an HTTP answer: the catalogue's errors
+ * (`domain/errors.ts`: validation errors, context-contract §1.7 variant 1, and domain errors,
+ * variant 2), failures of the mesh (a gRPC code from a downstream or the request budget),
  * which use the variant-2 shape with `code` = the gRPC code name and `details` =
- * `{reason, domain, request_id, …}` (STYLE B6).
+ * `{reason, domain, request_id, …}` (STYLE B6), and the HTTP server's own refusals.
  */
-import { Code, codeName, CtxError, httpStatusOf as grpcHttpStatus } from '@ctxmesh/rpc';
+import { Code, codeName, CtxError } from '@ctxmesh/rpc';
 import { AwaitDoneAbortedError } from '@ctxmesh/stores';
-import { DomainError, RequestValidationError, toDomainError, type DomainEnvelope, type ValidationEnvelope } from '../domain';
-import { UnsupportedMediaTypeError } from './json';
-
-/**
- * A failure the gateway itself raises outside the contract's code table (409 on `create`,
- * 503 when the event bus refuses a write, 504 while a write is still queued, …). Rendered
- * like a domain error; `status` is explicit.
- */
-export class GatewayError extends Error {
-  override readonly name = 'GatewayError';
-  constructor(
-    /** HTTP status. */
-    readonly status: number,
-    /** `error.code`: a gRPC code name such as `ALREADY_EXISTS`, or a contract code. */
-    readonly code: string,
-    message: string,
-    /** `error.details`. */
-    readonly details: Record<string, unknown> = {},
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+import { DomainError, httpStatusOf, isFault, RequestValidationError, toDomainError, type DomainEnvelope, type ValidationEnvelope } from '../domain';
 
 /** A rendered error. */
 export interface HttpError {
@@ -58,12 +36,12 @@ export function renderCtxError(e: CtxError, requestId: string): HttpError {
     }
     return { status: 400, body: envelope('INVALID_ARGUMENT', e.message, {}), fault: false };
   }
-  const status = grpcHttpStatus(e.code);
+  const status = httpStatusOf(codeName(e.code));
   const details: Record<string, unknown> = { reason: e.reason, domain: e.domain || 'gateway', request_id: requestId };
   if (Object.keys(e.metadata).length > 0) details.metadata = { ...e.metadata };
   // Internal causes stay in the logs (connect-es `cause`); the caller gets the code only.
   const message = e.code === Code.INTERNAL || e.code === Code.UNKNOWN ? 'internal error' : e.message;
-  return { status, body: envelope(codeName(e.code), message, details), fault: status >= 500 && status !== 503 && status !== 504 };
+  return { status, body: envelope(codeName(e.code), message, details), fault: isFault(status) };
 }
 
 /**
@@ -110,14 +88,7 @@ interface FastifyLikeError {
 export function renderError(err: unknown, requestId: string): HttpError {
   if (err instanceof RequestValidationError) return { status: 400, body: err.toEnvelope(), fault: false };
   const domain = toDomainError(err);
-  if (domain instanceof DomainError) return { status: domain.status, body: domain.toEnvelope(), fault: domain.status >= 500 };
-  if (err instanceof GatewayError) {
-    return { status: err.status, body: envelope(err.code, err.message, { ...err.details }), fault: err.status >= 500 && err.status !== 503 && err.status !== 504 };
-  }
-  if (err instanceof UnsupportedMediaTypeError) {
-    const details = { reason: 'UNSUPPORTED_MEDIA_TYPE', domain: 'gateway', request_id: requestId, content_type: err.contentType, accepted: ['application/json'] };
-    return { status: 415, body: envelope('INVALID_ARGUMENT', err.message, details), fault: false };
-  }
+  if (domain instanceof DomainError) return { status: domain.status, body: domain.toEnvelope(), fault: isFault(domain.status) };
   if (err instanceof CtxError) return renderCtxError(err, requestId);
   if (err instanceof AwaitDoneAbortedError && err.cause instanceof CtxError) return renderCtxError(err.cause, requestId);
   // Fastify's own 4xx (body too large, bad media type…) keep their status.

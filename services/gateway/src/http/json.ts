@@ -118,7 +118,7 @@ export function jsonErrorPosition(text: string): number | null {
   }
 }
 
-/** A body the JSON parser could not read; the route answers the §1.7 `json_invalid` envelope. */
+/** A body the JSON parser could not read; the app answers the §1.7 `json_invalid` envelope (`invalidJsonBody`). */
 export class JsonBodyError extends Error {
   override readonly name = 'JsonBodyError';
   /** @param position offset of the error (Python's `JSONDecodeError.pos`) */
@@ -139,9 +139,8 @@ export function isJsonContentType(contentType: string | undefined): boolean {
 }
 
 /**
- * A body sent with a media type the gateway does not read (anything but JSON): a 415 that
- * names `application/json`. FastAPI hands such bodies to validation as bytes, which then fail
- * as "not an object" — a 400 that never says what to send instead.
+ * A body sent with a media type the gateway does not read (anything but JSON); the app answers
+ * the catalogue's `unsupportedMediaType` 415.
  */
 export class UnsupportedMediaTypeError extends Error {
   override readonly name = 'UnsupportedMediaTypeError';

@@ -5,8 +5,7 @@
  * iterative (no recursion), so no body can overflow the stack on its way in.
  */
 import type { ReceiveTimeouts } from '../config';
-import { RequestValidationError } from '../domain';
-import { GatewayError } from './errors';
+import { DomainError, RequestValidationError } from '../domain';
 
 /** Largest request body, bytes (`GATEWAY_BODY_LIMIT_BYTES`). */
 export const DEFAULT_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
@@ -21,9 +20,9 @@ export const DEFAULT_RECEIVE: ReceiveTimeouts = Object.freeze({ headersMs: 10_00
  * Fastify's "body too large" (declared or chunked) as a 413 that names the limit; null for
  * any other error.
  */
-export function bodyTooLarge(err: unknown, limitBytes: number, requestId: string): GatewayError | null {
+export function bodyTooLarge(err: unknown, limitBytes: number, requestId: string): DomainError | null {
   if ((err as { code?: unknown } | null)?.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') return null;
-  return new GatewayError(413, 'RESOURCE_EXHAUSTED', `Request body is larger than the limit of ${limitBytes} bytes`, {
+  return new DomainError('RESOURCE_EXHAUSTED', `Request body is larger than the limit of ${limitBytes} bytes`, {
     reason: 'BODY_TOO_LARGE',
     domain: 'gateway',
     limit_bytes: limitBytes,

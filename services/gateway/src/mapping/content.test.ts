@@ -1,6 +1,5 @@
 import { indexer } from '@ctxmesh/proto';
 import { DomainError, RequestValidationError } from '../domain';
-import { GatewayError } from '../http/errors';
 import { boolQuery, deleteOp, parseValidTime, requiredQuery, validateWriteBody, workspaceOf, writableUri, writeOp, writeOutcome } from './content';
 import type { Caller } from './search';
 
@@ -158,12 +157,16 @@ describe('writeOutcome', () => {
     ['NOT_FOUND', 404, 'NOT_FOUND'],
     ['PERMISSION_DENIED', 403, 'PERMISSION_DENIED'],
     ['UNAVAILABLE', 503, 'UNAVAILABLE'],
+    ['TOO_LARGE', 413, 'RESOURCE_EXHAUSTED'],
+    ['RESOURCE_EXHAUSTED', 429, 'RESOURCE_EXHAUSTED'],
+    ['DEADLINE_EXCEEDED', 504, 'DEADLINE_EXCEEDED'],
+    ['ABORTED', 500, 'INTERNAL'],
     ['EMBEDDER_CRASHED', 500, 'INTERNAL'],
     [undefined, 500, 'INTERNAL'],
   ])('answers a failure with reason %p as %p %p', (reason, status, code) => {
     const out = writeOutcome({ id: 'w', status: 'failed', reason, message: reason === 'ALREADY_EXISTS' ? '' : 'indexer says no' }, 'viking://resources/a', 'r');
-    expect(out).toBeInstanceOf(GatewayError);
-    const e = out as GatewayError;
+    expect(out).toBeInstanceOf(DomainError);
+    const e = out as DomainError;
     expect([e.status, e.code]).toEqual([status, code]);
     expect(e.details).toMatchObject({ reason: reason ?? 'INTERNAL', uri: 'viking://resources/a', write_id: 'w', request_id: 'r' });
     expect(e.message).toBe(reason === 'ALREADY_EXISTS' ? 'URI already exists: viking://resources/a' : 'indexer says no');

@@ -9,6 +9,7 @@ import type { DeadLetter, DoneNotice, WriteReceipt } from '@ctxmesh/stores';
 import {
   assertTargetsAccessible,
   bool,
+  DomainError,
   headerValue,
   invalidArgument,
   kernelRule,
@@ -22,10 +23,10 @@ import {
   str,
   validateModel,
   fields,
+  type ApiErrorCode,
   type HeaderBag,
   type Identity,
 } from '../domain';
-import { GatewayError } from '../http/errors';
 import { protoIdentity, type Caller } from './search';
 
 /** Subject every write and delete is published on (the indexer consumes it). */
@@ -276,30 +277,34 @@ export interface WriteResultJson {
   content_hash?: string;
 }
 
-/** Reasons an indexer may fail a write with, and how each is answered. */
-const FAILURES: Readonly<Record<string, readonly [number, string]>> = {
-  ALREADY_EXISTS: [409, 'ALREADY_EXISTS'],
-  INVALID_URI: [400, 'INVALID_URI'],
-  INVALID_ARGUMENT: [400, 'INVALID_ARGUMENT'],
-  INVALID_CONTENT: [400, 'INVALID_ARGUMENT'],
-  NOT_FOUND: [404, 'NOT_FOUND'],
-  PERMISSION_DENIED: [403, 'PERMISSION_DENIED'],
-  FAILED_PRECONDITION: [412, 'FAILED_PRECONDITION'],
-  RESOURCE_EXHAUSTED: [429, 'RESOURCE_EXHAUSTED'],
-  TOO_LARGE: [413, 'RESOURCE_EXHAUSTED'],
-  UNAVAILABLE: [503, 'UNAVAILABLE'],
-  DEADLINE_EXCEEDED: [504, 'DEADLINE_EXCEEDED'],
+/**
+ * The reasons an indexer may fail a write with, and the code each is answered with (the status
+ * follows the code, and a too-large document's 413 its reason: `httpStatusOf`). Any other
+ * reason is the indexer's fault: INTERNAL.
+ */
+const FAILURE_CODES: Readonly<Record<string, ApiErrorCode>> = {
+  ALREADY_EXISTS: 'ALREADY_EXISTS',
+  INVALID_URI: 'INVALID_URI',
+  INVALID_ARGUMENT: 'INVALID_ARGUMENT',
+  INVALID_CONTENT: 'INVALID_ARGUMENT',
+  NOT_FOUND: 'NOT_FOUND',
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
+  FAILED_PRECONDITION: 'FAILED_PRECONDITION',
+  RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
+  TOO_LARGE: 'RESOURCE_EXHAUSTED',
+  UNAVAILABLE: 'UNAVAILABLE',
+  DEADLINE_EXCEEDED: 'DEADLINE_EXCEEDED',
 };
 
 /**
- * A done notice as the write's answer: applied → the result; failed → a {@link GatewayError}
- * whose status follows the notice's reason (ALREADY_EXISTS → 409, INVALID_URI → 400,
- * NOT_FOUND → 404, …; an unknown reason → 500 INTERNAL with the indexer's message).
+ * A done notice as the write's answer: applied → the result; failed → a {@link DomainError}
+ * whose code follows the notice's reason (ALREADY_EXISTS → 409, INVALID_URI → 400,
+ * NOT_FOUND → 404, TOO_LARGE → 413, …; an unknown reason → 500 INTERNAL with the indexer's message).
  */
-export function writeOutcome(notice: DoneNotice, uri: string, requestId: string): WriteResultJson | GatewayError {
+export function writeOutcome(notice: DoneNotice, uri: string, requestId: string): WriteResultJson | DomainError {
   if (notice.status === 'applied') return { uri, write_id: notice.id, status: 'applied', content_hash: notice.contentHash ?? '' };
   const reason = notice.reason ?? 'INTERNAL';
-  const [status, code] = FAILURES[reason] ?? [500, 'INTERNAL'];
+  const code = Object.hasOwn(FAILURE_CODES, reason) ? FAILURE_CODES[reason]! : 'INTERNAL';
   const message = notice.message || (reason === 'ALREADY_EXISTS' ? `URI already exists: ${uri}` : `write ${notice.id} failed (${reason})`);
-  return new GatewayError(status, code, message, { reason, domain: 'indexer', uri, write_id: notice.id, request_id: requestId });
+  return new DomainError(code, message, { reason, domain: 'indexer', uri, write_id: notice.id, request_id: requestId });
 }

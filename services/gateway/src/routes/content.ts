@@ -9,10 +9,9 @@ import { indexer } from '@ctxmesh/proto';
 import { Code, isCode, type Budget } from '@ctxmesh/rpc';
 import { AwaitDoneAbortedError } from '@ctxmesh/stores';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { assertTargetsAccessible, resolveRequestUri, type HeaderBag } from '../domain';
+import { assertTargetsAccessible, DomainError, resolveRequestUri, type HeaderBag } from '../domain';
 import type { GatewayDeps } from '../http/app';
 import { budgetOf, callerOf } from '../http/context';
-import { GatewayError } from '../http/errors';
 import { assertDocumentSize, DEFAULT_MAX_DOCUMENT_BYTES } from '../http/limits';
 import {
   boolQuery,
@@ -56,7 +55,7 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
       waiter?.cancel();
       waiter?.done.catch(() => undefined);
       budget.throwIfExhausted();
-      throw new GatewayError(503, 'UNAVAILABLE', 'the event bus did not accept the write; nothing was written', {
+      throw new DomainError('UNAVAILABLE', 'the event bus did not accept the write; nothing was written', {
         reason: 'BUS_UNAVAILABLE',
         domain: 'gateway',
         uri: op.uri,
@@ -76,15 +75,14 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
     } catch (err) {
       const cause = err instanceof AwaitDoneAbortedError ? err.cause : undefined;
       if (isCode(cause, Code.DEADLINE_EXCEEDED) || (err instanceof AwaitDoneAbortedError && budget.remainingMs() <= 0)) {
-        throw new GatewayError(
-          504,
+        throw new DomainError(
           'DEADLINE_EXCEEDED',
           `write ${op.writeId} is queued but was not applied within the request budget; it will still be applied`,
           { reason: 'WRITE_PENDING', domain: 'gateway', uri: op.uri, write_id: op.writeId, request_id: requestId },
         );
       }
       if (isCode(cause, Code.CANCELLED)) throw cause;
-      throw new GatewayError(503, 'UNAVAILABLE', `stopped waiting for write ${op.writeId}: the event bus closed; the write is queued`, {
+      throw new DomainError('UNAVAILABLE', `stopped waiting for write ${op.writeId}: the event bus closed; the write is queued`, {
         reason: 'BUS_UNAVAILABLE',
         domain: 'gateway',
         uri: op.uri,
@@ -93,7 +91,7 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
       }, { cause: err });
     }
     const out = writeOutcome(notice, op.uri, requestId);
-    if (out instanceof GatewayError) throw out;
+    if (out instanceof DomainError) throw out;
     return out;
   };
 
@@ -105,7 +103,7 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
       if (isCode(err, Code.NOT_FOUND)) return;
       throw err;
     }
-    throw new GatewayError(409, 'ALREADY_EXISTS', `URI already exists: ${uri}`, { reason: 'ALREADY_EXISTS', domain: 'gateway', uri, request_id: caller.requestId });
+    throw new DomainError('ALREADY_EXISTS', `URI already exists: ${uri}`, { reason: 'ALREADY_EXISTS', domain: 'gateway', uri, request_id: caller.requestId });
   };
 
   api.post('/api/v1/content/write', async (request) => {
@@ -131,11 +129,11 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
     const caller = callerOf(request);
     const id = requiredQuery(request.query, 'write_id');
     const receipt = await deps.bus.getReceipt(id).catch((err: unknown) => {
-      throw new GatewayError(503, 'UNAVAILABLE', 'the event bus did not answer; try again', { reason: 'BUS_UNAVAILABLE', domain: 'gateway', request_id: request.id }, { cause: err });
+      throw new DomainError('UNAVAILABLE', 'the event bus did not answer; try again', { reason: 'BUS_UNAVAILABLE', domain: 'gateway', request_id: request.id }, { cause: err });
     });
     // Another account's (or, for an ordinary user, another user's) write is answered as unknown.
     if (receipt === null || !mayReadReceipt(receipt, caller)) {
-      throw new GatewayError(404, 'NOT_FOUND', `unknown write id '${id}' (never accepted here, or older than the bus's retention)`, {
+      throw new DomainError('NOT_FOUND', `unknown write id '${id}' (never accepted here, or older than the bus's retention)`, {
         reason: 'WRITE_NOT_FOUND',
         domain: 'gateway',
         write_id: id,
@@ -148,7 +146,7 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
   api.get('/api/v1/admin/dead-letters', async (request) => {
     const caller = callerOf(request);
     if (caller.role === 'user') {
-      throw new GatewayError(403, 'PERMISSION_DENIED', 'dead letters are for admins of the account', { reason: 'ADMIN_ONLY', domain: 'gateway', request_id: request.id });
+      throw new DomainError('PERMISSION_DENIED', 'dead letters are for admins of the account', { reason: 'ADMIN_ONLY', domain: 'gateway', request_id: request.id });
     }
     const limit = intQuery(request.query, 'limit', 100, 1, 1000);
     const letters = await deps.bus.deadLetters(limit);

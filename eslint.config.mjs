@@ -8,6 +8,11 @@ const SERVICES = ['gateway', 'orchestrator', 'gather', 'tier-reader', 'budget-re
 
 const deepImports = { group: ['@ctxmesh/*/src/*', '@ctxmesh/*/dist/*'], message: 'import the package, not its internals' };
 const genImports = { group: ['**/gen/**'], message: 'generated code is reached through @ctxmesh/proto only' };
+const otherServices = (svc) => ({
+  group: SERVICES.filter((s) => s !== svc).map((s) => `@ctxmesh/${s}`),
+  message: 'a service never imports another service: call its RPC',
+});
+const gatewayLayers = (above) => ({ group: above.map((l) => `../${l}/*`), message: 'a lower gateway layer never imports a higher one' });
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'examples/**', 'libs/proto/src/gen/**', 'coverage/**', '.ctxmesh/**', 'bench/results/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
@@ -39,17 +44,21 @@ export default tseslint.config(
   },
   ...SERVICES.map((svc) => ({
     files: [`services/${svc}/**/*.ts`],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            deepImports,
-            genImports,
-            { group: SERVICES.filter((s) => s !== svc).map((s) => `@ctxmesh/${s}`), message: 'a service never imports another service: call its RPC' },
-          ],
-        },
-      ],
-    },
+    rules: { 'no-restricted-imports': ['error', { patterns: [deepImports, genImports, otherServices(svc)] }] },
   })),
+  // The gateway's layers (services/gateway/README.md): domain/ validates and mapping/ converts;
+  // neither reaches up into the HTTP server, the routes, MCP or the clients, and the domain
+  // does not know the wire either.
+  {
+    files: ['services/gateway/src/mapping/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/__tests__/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [deepImports, genImports, otherServices('gateway'), gatewayLayers(['http', 'routes', 'mcp', 'clients'])] }] },
+  },
+  {
+    files: ['services/gateway/src/domain/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/__tests__/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [deepImports, genImports, otherServices('gateway'), gatewayLayers(['http', 'routes', 'mcp', 'clients', 'mapping'])] }],
+    },
+  },
 );

@@ -10,6 +10,6 @@ export { orchestratorClient, type OrchestratorClient } from './clients/orchestra
 export { sessionsClient, type SessionsClient } from './clients/sessions';
 export { startGateway, type StartGatewayOptions, type RunningGateway } from './start';
 export { main } from './main';
-export { INGEST_WRITE_SUBJECT } from './mapping/content';
+export { INGEST_WRITE_SUBJECT } from './clients/ingest';
 export type { ReadinessCheck } from './routes/ops';
 export { packageVersion } from './version';

@@ -6,8 +6,11 @@
 import { orchestrator } from '@ctxmesh/proto';
 import { Code, grpcPort, type Port } from '@ctxmesh/rpc';
 
-/** What the routes need from the orchestrator, plus `close()` for the channel. */
-export type OrchestratorClient = Port<orchestrator.OrchestratorServiceClient> & { close(): void };
+/** The orchestrator's RPCs, each under the request's Budget; routes take the ones they call (`Pick`). */
+export type OrchestratorPort = Port<orchestrator.OrchestratorServiceClient>;
+
+/** The orchestrator's port plus `close()` for the channel. */
+export type OrchestratorClient = OrchestratorPort & { close(): void };
 
 /** Connect to the orchestrator at `host:port`. */
 export function orchestratorClient(address: string): OrchestratorClient {

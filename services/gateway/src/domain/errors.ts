@@ -2,7 +2,8 @@
  * The gateway's error catalogue: every error it answers with is a {@link RequestValidationError}
  * (context-contract §1.7 variant 1) or a {@link DomainError} (variant 2, also for failures of
  * the mesh: the bus, the indexer, the request budget), and {@link httpStatusOf} is the one
- * place an error code becomes an HTTP status. The route layer renders them (`http/errors.ts`).
+ * place an error code becomes an HTTP status. Plain data: `mapping/envelope.ts` writes their
+ * envelopes and `http/errors.ts` answers them.
  */
 import { InvalidArgumentError, InvalidUriError } from '@ctxmesh/kernel';
 import { Code, httpStatusOf as grpcHttpStatusOf } from '@ctxmesh/rpc';
@@ -57,32 +58,6 @@ export interface ValidationIssue {
 }
 
 /**
- * Variant 1 envelope: `{status:"error", result:null, error:{code, message, details:{validation_errors}},
- * telemetry:null, profile:null}`. The reference omits the null members here; ctxmesh sends the
- * same top-level keys as every other error so a client reads one shape (issue 14).
- */
-export interface ValidationEnvelope {
-  status: 'error';
-  result: null;
-  error: {
-    code: 'INVALID_ARGUMENT';
-    message: string;
-    details: { validation_errors: Array<{ loc: Array<string | number>; message: string; type: string }> };
-  };
-  telemetry: null;
-  profile: null;
-}
-
-/** Variant 2 envelope, dumped without dropping nulls. */
-export interface DomainEnvelope {
-  status: 'error';
-  result: null;
-  error: { code: string; message: string; details: Record<string, unknown> };
-  telemetry: null;
-  profile: null;
-}
-
-/**
  * A request body failed validation (§1.7 variant 1): always HTTP 400 `INVALID_ARGUMENT`.
  * `message` = `"Invalid request parameters: " + loc.join(".") + ": " + first msg`.
  */
@@ -99,21 +74,6 @@ export class RequestValidationError extends Error {
     const first = issues[0];
     super(`Invalid request parameters: ${first.loc.map(String).join('.')}: ${first.msg}`);
     this.issues = issues;
-  }
-
-  /** The response body. */
-  toEnvelope(): ValidationEnvelope {
-    return {
-      status: 'error',
-      result: null,
-      error: {
-        code: this.code,
-        message: this.message,
-        details: { validation_errors: this.issues.map((i) => ({ loc: [...i.loc], message: i.msg, type: i.type })) },
-      },
-      telemetry: null,
-      profile: null,
-    };
   }
 }
 
@@ -137,17 +97,6 @@ export class DomainError extends Error {
   get status(): number {
     return httpStatusOf(this.code, this.details.reason);
   }
-
-  /** The response body. */
-  toEnvelope(): DomainEnvelope {
-    return {
-      status: 'error',
-      result: null,
-      error: { code: this.code, message: this.message, details: { ...this.details } },
-      telemetry: null,
-      profile: null,
-    };
-  }
 }
 
 /** 400 `INVALID_ARGUMENT` with `message` verbatim. */
@@ -163,6 +112,11 @@ export function invalidUri(uri: string, reason: string): DomainError {
 /** 401 `UNAUTHENTICATED`. */
 export function unauthenticated(message: string): DomainError {
   return new DomainError('UNAUTHENTICATED', message);
+}
+
+/** 404 `NOT_FOUND` for a path no route answers: `"Route not found: <METHOD> <path>"` (no query string). */
+export function routeNotFound(method: string, url: string): DomainError {
+  return new DomainError('NOT_FOUND', `Route not found: ${method} ${url.split('?')[0]}`);
 }
 
 /** 403 `PERMISSION_DENIED`. */

@@ -1,5 +1,5 @@
 import { DomainError } from './errors';
-import { actorPeerFrom, apiKeyFrom, headerValue, requestIdFrom, resolveIdentity, type AuthConfig, type HeaderBag } from './headers';
+import { actorPeerFrom, apiKeyFrom, headerValue, requestIdFrom, resolveIdentity, workspaceOf, type AuthConfig, type HeaderBag } from './headers';
 
 const fixedId = () => '00000000-0000-4000-8000-000000000000';
 
@@ -145,5 +145,17 @@ describe('requestIdFrom', () => {
 
   it('generates a UUID4 by default', () => {
     expect(requestIdFrom({})).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  });
+});
+
+describe('workspaceOf', () => {
+  it('prefers the body, then X-Workspace, then the default', () => {
+    expect(workspaceOf({ 'X-Workspace': 'team-a' }, 'proj')).toBe('proj');
+    expect(workspaceOf({ 'x-workspace': ' team-a ' }, null)).toBe('team-a');
+    expect(workspaceOf({})).toBe('');
+  });
+
+  it('rejects a value that is not a slug', () => {
+    expect(domainError(() => workspaceOf({ 'x-workspace': '../x' })).code).toBe('INVALID_ARGUMENT');
   });
 });

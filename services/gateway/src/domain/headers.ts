@@ -1,9 +1,9 @@
 /**
- * Request headers (context-contract §1.1): authentication, identity, the actor peer and the
- * request id.
+ * Request headers (context-contract §1.1): authentication, identity, the actor peer, the
+ * request id and the workspace.
  */
 import { randomUUID } from 'node:crypto';
-import type { CallerRole } from '@ctxmesh/kernel';
+import { WORKSPACE_SLUG, type CallerRole } from '@ctxmesh/kernel';
 import { invalidArgument, unauthenticated } from './errors';
 
 /** Node-style headers: lower- or mixed-case names, a value or a list of values. */
@@ -21,6 +21,12 @@ export interface Identity {
   actorPeerId: string | null;
   /** Echoed `X-Request-ID`, or a fresh UUID4. */
   requestId: string;
+}
+
+/** The caller as the mesh sees it: who, and in which workspace. */
+export interface Caller extends Identity {
+  /** Workspace slug ("" = the default workspace). */
+  workspace: string;
 }
 
 /** What an API key stands for. */
@@ -181,4 +187,16 @@ export function resolveIdentity(headers: HeaderBag, auth: AuthConfig, newId: () 
   }
   const actorPeerId = actorPeerFrom(headers);
   return { accountId, userId, role, actorPeerId, requestId: requestIdFrom(headers, newId) };
+}
+
+/**
+ * The workspace of a request: the body's `workspace` (writes), else the `X-Workspace` header,
+ * else "" (the caller's default workspace, resolved downstream).
+ * @throws DomainError INVALID_ARGUMENT for a value that is not a slug (`[A-Za-z0-9][A-Za-z0-9._-]{0,63}`)
+ */
+export function workspaceOf(headers: HeaderBag, fromBody: string | null = null): string {
+  const raw = fromBody !== null && fromBody.trim() !== '' ? fromBody.trim() : headerValue(headers, 'x-workspace');
+  if (raw === null) return '';
+  if (!WORKSPACE_SLUG.test(raw)) throw invalidArgument(`Invalid workspace '${raw}': use letters, digits, '.', '_' and '-' (at most 64 characters)`);
+  return raw;
 }

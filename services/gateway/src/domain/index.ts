@@ -1,7 +1,8 @@
 /**
- * Gateway domain logic: plain functions over parsed JSON bodies and headers (no Fastify).
- * Routes call, in order: `requestIdFrom` → `resolveIdentity` → `validate*Body`, and render
- * thrown `RequestValidationError`/`DomainError` with their `toEnvelope()` and `status`.
+ * The gateway's domain layer: it validates. Plain functions over parsed JSON bodies, query
+ * strings and headers (no Fastify, no protobuf): routes call, in order, `requestIdFrom` →
+ * `resolveIdentity` → `validate*Body`, and hand what they return to `mapping/`; what they throw
+ * is the error catalogue's (`errors.ts`).
  */
 export * from './errors';
 export * from './schema';
@@ -10,3 +11,8 @@ export * from './uris';
 export * from './filter';
 export * from './telemetry';
 export * from './requests';
+export * from './retrieve';
+export * from './query';
+export * from './write';
+export * from './sessions';
+export * from './session-log';

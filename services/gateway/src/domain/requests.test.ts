@@ -10,6 +10,7 @@ import {
   type ContextParams,
   type RequestContext,
 } from './requests';
+import { envelopeOf } from '../mapping/envelope';
 
 const NOW = Date.UTC(2026, 6, 14, 12, 0, 0);
 const dev: RequestContext = { identity: { userId: 'default', role: 'root' }, nowMs: NOW };
@@ -119,14 +120,14 @@ describe('validateSearchBody', () => {
 
     it('lists every problem in details.validation_errors', () => {
       const e = caught(() => search({ query: 'q', limit: 'x', bogus: 1 })) as RequestValidationError;
-      expect(e.toEnvelope().error.details.validation_errors).toEqual([
+      expect(envelopeOf(e).error.details.validation_errors).toEqual([
         { loc: ['body', 'limit'], message: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' },
         { loc: ['body', 'bogus'], message: 'Extra inputs are not permitted', type: 'extra_forbidden' },
       ]);
     });
 
     it('builds the json_invalid error for an unparsable body', () => {
-      expect(invalidJsonBody(7).toEnvelope().error).toEqual({
+      expect(envelopeOf(invalidJsonBody(7)).error).toEqual({
         code: 'INVALID_ARGUMENT',
         message: 'Invalid request parameters: body.7: JSON decode error',
         details: { validation_errors: [{ loc: ['body', 7], message: 'JSON decode error', type: 'json_invalid' }] },

@@ -8,11 +8,12 @@ import type { EventBus } from '@ctxmesh/stores';
 import { httpDuration } from '@ctxmesh/telemetry';
 import { fastify, LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from '@ctxmesh/runtime';
+import { ingestPort } from '../clients/ingest';
 import type { OrchestratorClient } from '../clients/orchestrator';
 import type { SessionsClient } from '../clients/sessions';
 import type { DeadlineConfig, ReceiveTimeouts } from '../config';
-import { DomainError, invalidJsonBody, requestIdFrom, resolveIdentity, unsupportedMediaType, type AuthConfig, type HeaderBag } from '../domain';
-import { workspaceOf } from '../mapping/content';
+import { invalidJsonBody, requestIdFrom, resolveIdentity, routeNotFound, unsupportedMediaType, workspaceOf, type AuthConfig, type HeaderBag } from '../domain';
+import { envelopeOf } from '../mapping/envelope';
 import { mcpRoutes } from '../mcp/routes';
 import { contentRoutes } from '../routes/content';
 import { inspectRoutes } from '../routes/inspect';
@@ -137,8 +138,8 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     return reply.code(r.status).type('application/json').send(r.body);
   });
   app.setNotFoundHandler(async (request, reply) => {
-    const e = new DomainError('NOT_FOUND', `Route not found: ${request.method} ${request.url.split('?')[0]}`);
-    return reply.code(404).send(e.toEnvelope());
+    const e = routeNotFound(request.method, request.url);
+    return reply.code(e.status).send(envelopeOf(e));
   });
 
   opsRoutes(app, { version: deps.version ?? '0.0.0', readiness: deps.readiness ?? [], deadLetterCount: () => deps.bus.deadLetterCount() });
@@ -151,12 +152,20 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
       const identity = resolveIdentity(request.headers as HeaderBag, deps.auth, () => request.id);
       request.gw.caller = { ...identity, workspace: workspaceOf(request.headers as HeaderBag) };
     });
-    searchRoutes(api, deps);
-    contentRoutes(api, deps);
-    sessionRoutes(api, deps);
-    retrieveRoutes(api, deps);
-    mcpRoutes(api, deps);
-    if (deps.sessions?.log) await sessionsLogRoutes(api, { sessions: deps.sessions.log, deadlines: deps.deadlines });
+    const { orchestrator, sessions, deadlines, now } = deps;
+    searchRoutes(api, { orchestrator, deadlines, now });
+    contentRoutes(api, {
+      orchestrator,
+      ingest: ingestPort(deps.bus, { subject: deps.ingestSubject, now, log: deps.log }),
+      deadlines,
+      maxDocumentBytes: deps.maxDocumentBytes,
+      now,
+      newWriteId: deps.newWriteId,
+    });
+    sessionRoutes(api, { sessions, deadlines });
+    retrieveRoutes(api, { orchestrator, deadlines });
+    mcpRoutes(api, { orchestrator, deadlines, now, version: deps.version });
+    if (sessions?.log) await sessionsLogRoutes(api, { sessions: sessions.log, deadlines });
   });
   return app;
 }

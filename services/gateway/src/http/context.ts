@@ -5,9 +5,8 @@
  */
 import { Budget, Code, CtxError } from '@ctxmesh/rpc';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, type Identity } from '../domain';
 import type { DeadlineConfig } from '../config';
-import type { Caller } from '../mapping/search';
+import { DomainError, type Caller, type Identity } from '../domain';
 
 /** Header carrying the caller's timeout, in ms (relative, like grpc-timeout). */
 export const TIMEOUT_HEADER = 'x-request-timeout-ms';

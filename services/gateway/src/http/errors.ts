@@ -7,7 +7,8 @@
  */
 import { Code, codeName, CtxError } from '@ctxmesh/rpc';
 import { AwaitDoneAbortedError } from '@ctxmesh/stores';
-import { DomainError, httpStatusOf, isFault, RequestValidationError, toDomainError, type DomainEnvelope, type ValidationEnvelope } from '../domain';
+import { DomainError, httpStatusOf, isFault, RequestValidationError, toDomainError } from '../domain';
+import { envelopeOf, errorEnvelope, type DomainEnvelope, type ValidationEnvelope } from '../mapping/envelope';
 
 /** A rendered error. */
 export interface HttpError {
@@ -19,10 +20,6 @@ export interface HttpError {
   fault: boolean;
 }
 
-function envelope(code: string, message: string, details: Record<string, unknown>): DomainEnvelope {
-  return { status: 'error', result: null, error: { code, message, details }, telemetry: null, profile: null };
-}
-
 /**
  * A downstream gRPC failure as the contract's envelope. INVALID_ARGUMENT is the caller's
  * input (gathering's "Search query or image_url must not be empty."), so it is rendered
@@ -32,16 +29,16 @@ function envelope(code: string, message: string, details: Record<string, unknown
 export function renderCtxError(e: CtxError, requestId: string): HttpError {
   if (e.code === Code.INVALID_ARGUMENT) {
     if (e.reason === 'INVALID_URI' && e.metadata.uri !== undefined) {
-      return { status: 400, body: envelope('INVALID_URI', e.message, { uri: e.metadata.uri, reason: e.metadata.reason ?? '' }), fault: false };
+      return { status: 400, body: errorEnvelope('INVALID_URI', e.message, { uri: e.metadata.uri, reason: e.metadata.reason ?? '' }), fault: false };
     }
-    return { status: 400, body: envelope('INVALID_ARGUMENT', e.message, {}), fault: false };
+    return { status: 400, body: errorEnvelope('INVALID_ARGUMENT', e.message, {}), fault: false };
   }
   const status = httpStatusOf(codeName(e.code));
   const details: Record<string, unknown> = { reason: e.reason, domain: e.domain || 'gateway', request_id: requestId };
   if (Object.keys(e.metadata).length > 0) details.metadata = { ...e.metadata };
   // Internal causes stay in the logs (connect-es `cause`); the caller gets the code only.
   const message = e.code === Code.INTERNAL || e.code === Code.UNKNOWN ? 'internal error' : e.message;
-  return { status, body: envelope(codeName(e.code), message, details), fault: isFault(status) };
+  return { status, body: errorEnvelope(codeName(e.code), message, details), fault: isFault(status) };
 }
 
 /**
@@ -58,17 +55,17 @@ export function clientErrorResponse(code: string | undefined, receive: { headers
   let body: DomainEnvelope;
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
     status = 408;
-    body = envelope(
+    body = errorEnvelope(
       'REQUEST_TIMEOUT',
       `the request did not arrive in time: headers within ${receive.headersMs} ms (GATEWAY_HEADERS_TIMEOUT_MS), the whole request within ${receive.requestMs} ms (GATEWAY_REQUEST_TIMEOUT_MS)`,
       { headers_timeout_ms: receive.headersMs, request_timeout_ms: receive.requestMs },
     );
   } else if (code === 'HPE_HEADER_OVERFLOW') {
     status = 431;
-    body = envelope('HEADERS_TOO_LARGE', 'the request headers exceed the server limit', {});
+    body = errorEnvelope('HEADERS_TOO_LARGE', 'the request headers exceed the server limit', {});
   } else {
     status = 400;
-    body = envelope('MALFORMED_REQUEST', 'the request is not valid HTTP', {});
+    body = errorEnvelope('MALFORMED_REQUEST', 'the request is not valid HTTP', {});
   }
   const text = JSON.stringify(body);
   const reason = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
@@ -86,9 +83,9 @@ interface FastifyLikeError {
  * @param requestId the response's `X-Request-ID`
  */
 export function renderError(err: unknown, requestId: string): HttpError {
-  if (err instanceof RequestValidationError) return { status: 400, body: err.toEnvelope(), fault: false };
+  if (err instanceof RequestValidationError) return { status: 400, body: envelopeOf(err), fault: false };
   const domain = toDomainError(err);
-  if (domain instanceof DomainError) return { status: domain.status, body: domain.toEnvelope(), fault: isFault(domain.status) };
+  if (domain instanceof DomainError) return { status: domain.status, body: envelopeOf(domain), fault: isFault(domain.status) };
   if (err instanceof CtxError) return renderCtxError(err, requestId);
   if (err instanceof AwaitDoneAbortedError && err.cause instanceof CtxError) return renderCtxError(err.cause, requestId);
   // Fastify's own 4xx (body too large, bad media type…) keep their status.
@@ -97,9 +94,9 @@ export function renderError(err: unknown, requestId: string): HttpError {
     const code = f.statusCode === 413 ? 'RESOURCE_EXHAUSTED' : 'INVALID_ARGUMENT';
     return {
       status: f.statusCode,
-      body: envelope(code, typeof f.message === 'string' ? f.message : 'bad request', { reason: typeof f.code === 'string' ? f.code : 'BAD_REQUEST', domain: 'gateway', request_id: requestId }),
+      body: errorEnvelope(code, typeof f.message === 'string' ? f.message : 'bad request', { reason: typeof f.code === 'string' ? f.code : 'BAD_REQUEST', domain: 'gateway', request_id: requestId }),
       fault: false,
     };
   }
-  return { status: 500, body: envelope('INTERNAL', 'internal error', { reason: 'INTERNAL', domain: 'gateway', request_id: requestId }), fault: true };
+  return { status: 500, body: errorEnvelope('INTERNAL', 'internal error', { reason: 'INTERNAL', domain: 'gateway', request_id: requestId }), fault: true };
 }

@@ -2,16 +2,9 @@ import { detailToWire } from '@ctxmesh/kernel';
 import { common, type orchestrator } from '@ctxmesh/proto';
 import { validateRecallBody, validateSearchBody, type ContextParams } from '../domain';
 import { contextStats } from './__tests__/context-stats';
-import {
-  contextResult,
-  listResult,
-  protoIdentity,
-  successEnvelope,
-  telemetryOf,
-  toAssembleContextRequest,
-  toSearchRequest,
-  type Caller,
-} from './search';
+import type { Caller } from '../domain';
+import { protoIdentity } from './identity';
+import { contextResult, listResult, toAssembleContextRequest, toSearchRequest } from './search';
 
 const caller: Caller = { accountId: 'acme', userId: 'alice', role: 'user', actorPeerId: null, requestId: 'r-1', workspace: '' };
 const ctx = { identity: caller, nowMs: Date.UTC(2026, 0, 15) };
@@ -205,25 +198,5 @@ describe('contextResult', () => {
     const bare = contextResult({ ...res(''), stats: undefined });
     expect(Object.keys(bare.entries[0])).toEqual(['uri', 'category', 'score', 'detail', 'text']);
     expect(bare.stats).toEqual({});
-  });
-});
-
-describe('successEnvelope', () => {
-  it('adds telemetry only when present', () => {
-    expect(successEnvelope({ a: 1 })).toEqual({ status: 'ok', result: { a: 1 } });
-    expect(Object.keys(successEnvelope({ a: 1 }, null))).toEqual(['status', 'result']);
-    const t = telemetryOf('r', 'search.find', 1.23456);
-    expect(successEnvelope(1, t)).toEqual({ status: 'ok', result: 1, telemetry: { id: 'r', summary: { operation: 'search.find', duration_ms: 1.235 } } });
-  });
-
-  it('summarises orchestrator stages in telemetry', () => {
-    const t = telemetryOf('r', 'search.search', 2, [
-      { stage: 'gather', status: common.StageStatus.STAGE_STATUS_OK, durationMs: 1.5, reason: '' },
-      { stage: 'rewrite', status: common.StageStatus.STAGE_STATUS_SKIPPED, durationMs: 0, reason: 'NOT_REQUESTED' },
-    ]);
-    expect(t.summary.stages).toEqual([
-      { stage: 'gather', status: 'ok', duration_ms: 1.5 },
-      { stage: 'rewrite', status: 'skipped', duration_ms: 0, reason: 'NOT_REQUESTED' },
-    ]);
   });
 });

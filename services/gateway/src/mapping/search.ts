@@ -1,37 +1,14 @@
 /**
  * Pure mapping between the validated search parameters (`../domain`) and the orchestrator's
- * messages, and from its answers to the exact success envelopes of context-contract §1.6.
+ * messages, and from its answers to the exact `result` objects of context-contract §1.6.
  */
 import { CATEGORIES, detailToWire, type DeprecatedStats } from '@ctxmesh/kernel';
-import { common, type orchestrator } from '@ctxmesh/proto';
-import type { ContextParams, FindParams, Identity } from '../domain';
+import type { orchestrator } from '@ctxmesh/proto';
+import type { Caller, ContextParams, FindParams } from '../domain';
 import { contextExplainJson, type ContextExplainJson } from './explain';
 import { filterToWire } from './filter';
+import { protoIdentity } from './identity';
 import { statsJson } from './stats';
-
-/** The caller as the mesh sees it. */
-export interface Caller extends Identity {
-  /** Workspace slug ("" = the default workspace). */
-  workspace: string;
-}
-
-const ROLE: Readonly<Record<Identity['role'], common.Role>> = {
-  root: common.Role.ROLE_ROOT,
-  admin: common.Role.ROLE_ADMIN,
-  user: common.Role.ROLE_USER,
-};
-
-/** `ctxmesh.common.v1.Identity` of a caller (actor peer "" when absent). */
-export function protoIdentity(c: Caller): common.Identity {
-  return {
-    accountId: c.accountId,
-    userId: c.userId,
-    role: ROLE[c.role],
-    actorPeerId: c.actorPeerId ?? '',
-    workspace: c.workspace,
-    requestId: c.requestId,
-  };
-}
 
 /**
  * `/find` and `/search` list-mode parameters as an `orchestrator.SearchRequest`.
@@ -184,47 +161,4 @@ export function contextResult(res: orchestrator.AssembleContextResponse, shaping
   };
   if (res.explain) out.explain = contextExplainJson(res.explain);
   return out;
-}
-
-/** The `telemetry` member of a success envelope. */
-export interface TelemetryJson {
-  /** The request id. */
-  id: string;
-  summary: {
-    /** e.g. `search.search`. */
-    operation: string;
-    /** Gateway wall time so far, ms. */
-    duration_ms: number;
-    /** Orchestrator stages (context mode), in run order. */
-    stages?: Array<{ stage: string; status: string; duration_ms: number; reason?: string }>;
-  };
-}
-
-const STAGE_STATUS: Readonly<Record<number, string>> = {
-  [common.StageStatus.STAGE_STATUS_OK]: 'ok',
-  [common.StageStatus.STAGE_STATUS_SKIPPED]: 'skipped',
-  [common.StageStatus.STAGE_STATUS_FAILED]: 'failed',
-  [common.StageStatus.STAGE_STATUS_TIMEOUT]: 'timeout',
-};
-
-/** Build the `telemetry` member (requested with `telemetry: true` or `{"summary": true}`). */
-export function telemetryOf(requestId: string, operation: string, durationMs: number, stages?: readonly common.StageResult[]): TelemetryJson {
-  const t: TelemetryJson = { id: requestId, summary: { operation, duration_ms: Math.round(durationMs * 1000) / 1000 } };
-  if (stages) {
-    t.summary.stages = stages.map((s) => {
-      const row: { stage: string; status: string; duration_ms: number; reason?: string } = {
-        stage: s.stage,
-        status: STAGE_STATUS[s.status] ?? 'unspecified',
-        duration_ms: s.durationMs,
-      };
-      if (s.reason !== '') row.reason = s.reason;
-      return row;
-    });
-  }
-  return t;
-}
-
-/** `{"status":"ok","result":…}` plus `telemetry` only when given (§1.6: no `null` members). */
-export function successEnvelope<R>(result: R, telemetry?: TelemetryJson | null): { status: 'ok'; result: R; telemetry?: TelemetryJson } {
-  return telemetry ? { status: 'ok', result, telemetry } : { status: 'ok', result };
 }

@@ -10,9 +10,9 @@
 import type { ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GatewayDeps } from '../http/app';
+import type { DeadlineConfig } from '../config';
 import { budgetOf, callerOf, elapsedMs } from '../http/context';
-import { createMcpServer } from './tools';
+import { createMcpServer, type McpToolDeps } from './tools';
 
 /** Path of the endpoint. */
 export const MCP_PATH = '/mcp';
@@ -40,8 +40,20 @@ function stampHeaders(request: FastifyRequest, raw: ServerResponse): void {
   } as ServerResponse['writeHead'];
 }
 
+/** What the MCP endpoint needs. */
+export interface McpRouteDeps {
+  /** The orchestrator: the tools' searches and reads. */
+  orchestrator: McpToolDeps['orchestrator'];
+  /** Request budgets (`X-Request-Timeout-Ms`, clamped; the default when absent). */
+  deadlines: DeadlineConfig;
+  /** "Now", ms since the epoch (relative times). @default Date.now */
+  now?: () => number;
+  /** Version reported in `initialize`. @default "0.0.0" */
+  version?: string;
+}
+
 /** Mount `/mcp` on an authenticated scope (one MCP server per request). */
-export function mcpRoutes(api: FastifyInstance, deps: GatewayDeps): void {
+export function mcpRoutes(api: FastifyInstance, deps: McpRouteDeps): void {
   const now = deps.now ?? Date.now;
 
   api.post(MCP_PATH, async (request: FastifyRequest, reply: FastifyReply) => {

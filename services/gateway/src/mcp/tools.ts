@@ -7,10 +7,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Budget } from '@ctxmesh/rpc';
 import { z } from 'zod';
-import type { OrchestratorClient } from '../clients/orchestrator';
-import { assertTargetsAccessible, resolveRequestUri } from '../domain';
+import type { OrchestratorPort } from '../clients/orchestrator';
+import { assertTargetsAccessible, resolveRequestUri, type Caller } from '../domain';
 import { renderError } from '../http/errors';
-import { contextResult, listResult, protoIdentity, toAssembleContextRequest, toSearchRequest, type Caller } from '../mapping/search';
+import { protoIdentity } from '../mapping/identity';
+import { contextResult, listResult, toAssembleContextRequest, toSearchRequest } from '../mapping/search';
 import { mcpSearchParams, type McpSearchArgs } from './params';
 import { contextText, listText } from './text';
 
@@ -75,8 +76,8 @@ export interface ToolLog {
 
 /** What one request's MCP server needs. */
 export interface McpToolDeps {
-  /** Orchestrator client (search, context, reads). */
-  orchestrator: OrchestratorClient;
+  /** The orchestrator: list mode, context assembly and reads. */
+  orchestrator: Pick<OrchestratorPort, 'search' | 'assembleContext' | 'readContent'>;
   /** The authenticated caller of the HTTP request. */
   caller: Caller;
   /** The HTTP request's Budget (created on first use). */

@@ -1,95 +1,64 @@
 /**
- * Content routes: `POST /api/v1/content/write` and `DELETE /api/v1/fs` publish an
- * `indexer.WriteOp` to the event bus (the indexer applies it; `wait` answers once it is
- * searchable), and `GET /api/v1/content/{read,abstract,overview}` read a node's tier through
- * the orchestrator.
+ * Content routes (content-api): `POST /api/v1/content/write` and `DELETE /api/v1/fs` publish an
+ * `indexer.WriteOp` on the event bus (the indexer applies it; `wait` answers once it is
+ * searchable), `GET /api/v1/content/status` and `/admin/dead-letters` read what the bus kept,
+ * and `GET /api/v1/content/{read,abstract,overview}` read a node's tier through the orchestrator.
  */
 import { randomUUID } from 'node:crypto';
-import { indexer } from '@ctxmesh/proto';
-import { Code, isCode, type Budget } from '@ctxmesh/rpc';
-import { AwaitDoneAbortedError } from '@ctxmesh/stores';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { assertTargetsAccessible, DomainError, resolveRequestUri, type HeaderBag } from '../domain';
-import type { GatewayDeps } from '../http/app';
-import { budgetOf, callerOf } from '../http/context';
-import { assertDocumentSize, DEFAULT_MAX_DOCUMENT_BYTES } from '../http/limits';
+import type { indexer, orchestrator } from '@ctxmesh/proto';
+import { Code, isCode, type Budget, type Port } from '@ctxmesh/rpc';
+import type { FastifyInstance } from 'fastify';
+import type { IngestPort } from '../clients/ingest';
+import type { DeadlineConfig } from '../config';
 import {
+  assertTargetsAccessible,
   boolQuery,
-  deadLettersJson,
-  deleteOp,
+  DomainError,
   intQuery,
   mayReadReceipt,
-  receiptJson,
-  INGEST_WRITE_SUBJECT,
   requiredQuery,
+  resolveRequestUri,
   validateWriteBody,
   workspaceOf,
   writableUri,
-  writeOp,
-  writeOutcome,
-  type WriteResultJson,
-} from '../mapping/content';
-import { protoIdentity, successEnvelope, type Caller } from '../mapping/search';
+  type Caller,
+  type HeaderBag,
+} from '../domain';
+import { budgetOf, callerOf } from '../http/context';
+import { assertDocumentSize, DEFAULT_MAX_DOCUMENT_BYTES } from '../http/limits';
+import { deadLettersJson, deleteOp, receiptJson, writeOp, writeOutcome, type WriteResultJson } from '../mapping/content';
+import { successEnvelope } from '../mapping/envelope';
+import { protoIdentity } from '../mapping/identity';
 
 /** Tiers a content read may ask for, by route. */
 const TIERS = ['read', 'abstract', 'overview'] as const;
 
+/** What the content routes need. */
+export interface ContentRouteDeps {
+  /** Reads of a node's tier (and the existence check of `create`). */
+  orchestrator: Pick<Port<orchestrator.OrchestratorServiceClient>, 'readContent'>;
+  /** Writes, receipts and dead letters over the event bus. */
+  ingest: IngestPort;
+  /** Request budgets (`X-Request-Timeout-Ms`, clamped; the default when absent). */
+  deadlines: DeadlineConfig;
+  /** Largest document a write may carry (`content`, UTF-8 bytes). @default 4 MiB */
+  maxDocumentBytes?: number;
+  /** Clock of `published_at_ms`. @default Date.now */
+  now?: () => number;
+  /** Write-id factory. @default crypto.randomUUID */
+  newWriteId?: () => string;
+}
+
 /** Mount the content routes on an authenticated scope. */
-export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
+export function contentRoutes(api: FastifyInstance, deps: ContentRouteDeps): void {
   const now = deps.now ?? Date.now;
   const newWriteId = deps.newWriteId ?? randomUUID;
   const maxDocumentBytes = deps.maxDocumentBytes ?? DEFAULT_MAX_DOCUMENT_BYTES;
 
-  /**
-   * Publish `op` and, with `wait`, answer from the indexer's done notice. The waiter is
-   * subscribed before the publish so a fast indexer cannot answer unseen.
-   */
+  /** Publish `op`; with `wait`, answer from the indexer's done notice. */
   const publish = async (op: indexer.WriteOp, wait: boolean, budget: Budget, requestId: string): Promise<WriteResultJson> => {
-    const waiter = wait ? deps.bus.awaitDone(op.writeId, budget.signal) : null;
-    try {
-      await deps.bus.publish(
-        { subject: deps.ingestSubject ?? INGEST_WRITE_SUBJECT, id: op.writeId, data: indexer.WriteOp.encode(op).finish(), key: op.uri },
-        { timeoutMs: budget.natsTimeoutMs() },
-      );
-    } catch (err) {
-      waiter?.cancel();
-      waiter?.done.catch(() => undefined);
-      budget.throwIfExhausted();
-      throw new DomainError('UNAVAILABLE', 'the event bus did not accept the write; nothing was written', {
-        reason: 'BUS_UNAVAILABLE',
-        domain: 'gateway',
-        uri: op.uri,
-        request_id: requestId,
-      }, { cause: err });
-    }
-    // The receipt a caller who does not wait can poll (GET /api/v1/content/status): recorded
-    // only if absent, so it never hides an outcome the indexer already recorded.
-    const identity = op.identity!;
-    await deps.bus
-      .putReceipt({ id: op.writeId, state: 'queued', uri: op.uri, account: identity.accountId, user: identity.userId, atMs: now() }, { ifAbsent: true })
-      .catch((err: unknown) => deps.log.warn({ err, writeId: op.writeId }, 'write receipt not recorded'));
-    if (!waiter) return { uri: op.uri, write_id: op.writeId, status: 'queued' };
-    let notice;
-    try {
-      notice = await waiter.done;
-    } catch (err) {
-      const cause = err instanceof AwaitDoneAbortedError ? err.cause : undefined;
-      if (isCode(cause, Code.DEADLINE_EXCEEDED) || (err instanceof AwaitDoneAbortedError && budget.remainingMs() <= 0)) {
-        throw new DomainError(
-          'DEADLINE_EXCEEDED',
-          `write ${op.writeId} is queued but was not applied within the request budget; it will still be applied`,
-          { reason: 'WRITE_PENDING', domain: 'gateway', uri: op.uri, write_id: op.writeId, request_id: requestId },
-        );
-      }
-      if (isCode(cause, Code.CANCELLED)) throw cause;
-      throw new DomainError('UNAVAILABLE', `stopped waiting for write ${op.writeId}: the event bus closed; the write is queued`, {
-        reason: 'BUS_UNAVAILABLE',
-        domain: 'gateway',
-        uri: op.uri,
-        write_id: op.writeId,
-        request_id: requestId,
-      }, { cause: err });
-    }
+    const notice = await deps.ingest.submit(op, wait, budget, requestId);
+    if (!notice) return { uri: op.uri, write_id: op.writeId, status: 'queued' };
     const out = writeOutcome(notice, op.uri, requestId);
     if (out instanceof DomainError) throw out;
     return out;
@@ -113,24 +82,20 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
     const caller: Caller = { ...caller0, workspace: workspaceOf(request.headers as HeaderBag, p.workspace) };
     const budget = budgetOf(request, deps.deadlines);
     if (p.mode === 'create') await assertAbsent(caller, p.uri, budget);
-    const result = await publish(writeOp(p, caller, newWriteId(), now()), p.wait, budget, request.id);
-    return successEnvelope(result);
+    return successEnvelope(await publish(writeOp(p, caller, newWriteId(), now()), p.wait, budget, request.id));
   });
 
   api.delete('/api/v1/fs', async (request) => {
     const caller = callerOf(request);
     const uri = writableUri(requiredQuery(request.query, 'uri'), caller);
     const wait = boolQuery(request.query, 'wait', false);
-    const result = await publish(deleteOp(uri, caller, newWriteId(), now()), wait, budgetOf(request, deps.deadlines), request.id);
-    return successEnvelope(result);
+    return successEnvelope(await publish(deleteOp(uri, caller, newWriteId(), now()), wait, budgetOf(request, deps.deadlines), request.id));
   });
 
   api.get('/api/v1/content/status', async (request) => {
     const caller = callerOf(request);
     const id = requiredQuery(request.query, 'write_id');
-    const receipt = await deps.bus.getReceipt(id).catch((err: unknown) => {
-      throw new DomainError('UNAVAILABLE', 'the event bus did not answer; try again', { reason: 'BUS_UNAVAILABLE', domain: 'gateway', request_id: request.id }, { cause: err });
-    });
+    const receipt = await deps.ingest.receipt(id, request.id);
     // Another account's (or, for an ordinary user, another user's) write is answered as unknown.
     if (receipt === null || !mayReadReceipt(receipt, caller)) {
       throw new DomainError('NOT_FOUND', `unknown write id '${id}' (never accepted here, or older than the bus's retention)`, {
@@ -149,12 +114,11 @@ export function contentRoutes(api: FastifyInstance, deps: GatewayDeps): void {
       throw new DomainError('PERMISSION_DENIED', 'dead letters are for admins of the account', { reason: 'ADMIN_ONLY', domain: 'gateway', request_id: request.id });
     }
     const limit = intQuery(request.query, 'limit', 100, 1, 1000);
-    const letters = await deps.bus.deadLetters(limit);
-    return successEnvelope({ dead_letters: deadLettersJson(letters, caller) });
+    return successEnvelope({ dead_letters: deadLettersJson(await deps.ingest.deadLetters(limit), caller) });
   });
 
   for (const tier of TIERS) {
-    api.get(`/api/v1/content/${tier}`, async (request: FastifyRequest) => {
+    api.get(`/api/v1/content/${tier}`, async (request) => {
       const caller = callerOf(request);
       const uri = resolveRequestUri(requiredQuery(request.query, 'uri'), caller.userId);
       assertTargetsAccessible([uri], caller);

@@ -7,101 +7,23 @@
  * falls back to the caller's persisted active workspace, then `default`, and answers an
  * unknown workspace with 404 and another account's with 403 — never an empty 200.
  */
-import { common, type orchestrator } from '@ctxmesh/proto';
-import type { Budget } from '@ctxmesh/rpc';
 import type { FastifyInstance } from 'fastify';
+import type { OrchestratorPort } from '../clients/orchestrator';
 import type { DeadlineConfig } from '../config';
-import { validateRetrieveBody, type RetrieveParams } from '../domain/retrieve';
+import { validateRetrieveBody } from '../domain';
 import { budgetOf, callerOf } from '../http/context';
 import { finiteJson } from '../http/json';
-import { retrieveExplainJson, type RetrieveExplainJson } from '../mapping/explain';
-import { protoIdentity, successEnvelope, type Caller } from '../mapping/search';
+import { successEnvelope } from '../mapping/envelope';
+import { protoIdentity } from '../mapping/identity';
+import { retrieveResult, toRetrieveRequest } from '../mapping/retrieve';
 import { traceJson } from '../mapping/trace';
 
-/** What the routes need from the orchestrator. */
-export interface RetrievePort {
-  /** One retrieve; NOT_FOUND, PERMISSION_DENIED and INVALID_ARGUMENT pass through. */
-  retrieve(req: orchestrator.RetrieveRequest, budget: Budget): Promise<orchestrator.RetrieveResponse>;
-  /** One trace; NOT_FOUND and INVALID_ARGUMENT pass through. */
-  getTrace(req: orchestrator.GetTraceRequest, budget: Budget): Promise<orchestrator.GetTraceResponse>;
-}
-
-/** Options of {@link retrieveRoutes}. */
+/** What the retrieve routes need. */
 export interface RetrieveRouteDeps {
-  /** The orchestrator client. */
-  orchestrator: RetrievePort;
+  /** The orchestrator: one retrieve (NOT_FOUND, PERMISSION_DENIED and INVALID_ARGUMENT pass through) and one trace (NOT_FOUND and INVALID_ARGUMENT pass through). */
+  orchestrator: Pick<OrchestratorPort, 'retrieve' | 'getTrace'>;
   /** Request budgets (`X-Request-Timeout-Ms`, clamped; the default when absent). */
   deadlines: DeadlineConfig;
-}
-
-/** A passage of the answer. */
-export interface PassageJson {
-  id: string;
-  uri: string;
-  doc_uri: string;
-  text: string;
-  score: number;
-  tokens: number;
-  citation: string;
-}
-
-/** The `result` of a retrieve, keys in contract order. */
-export interface RetrieveResultJson {
-  passages: PassageJson[];
-  memories: Array<{ uri: string; text: string; score: number; tokens: number; subject: string }>;
-  groupMemories: Array<{ uri: string; text: string; score: number; tokens: number }>;
-  citations: Array<{ id: string; doc_uri: string; title: string; passage_ids: string[] }>;
-  tokens_total: number;
-  dropped_count: number;
-  searchMeta: { degradedStages: string[]; stageMs: Record<string, number>; budgetMs: number | null };
-  trace_id: string | null;
-  /** Only with `explain: true` (issue 14). */
-  explain?: RetrieveExplainJson;
-}
-
-/**
- * A validated body as an `orchestrator.RetrieveRequest`: the body's workspace (else the
- * caller's `X-Workspace`) rides in the identity; absent optional fields stay absent.
- */
-export function toRetrieveRequest(p: RetrieveParams, caller: Caller): orchestrator.RetrieveRequest {
-  return {
-    identity: protoIdentity({ ...caller, workspace: p.workspace ?? caller.workspace }),
-    query: p.query,
-    subject: p.subject ?? '',
-    topK: p.topK,
-    memoryK: p.memoryK,
-    mmrLambda: p.mmrLambda ?? undefined,
-    maxPerDocument: p.maxPerDocument,
-    asOfMs: p.asOfMs ?? undefined,
-    tokenBudget: p.tokenBudget ?? undefined,
-    timeBudgetMs: p.timeBudgetMs ?? undefined,
-    stages: Object.entries(p.stages).map(([name, enabled]) => ({ name, enabled: enabled === true })),
-    tokenizer: p.tokenizer,
-    explain: p.explain === true,
-  };
-}
-
-/** `stageMs`: the stages that ran, ms rounded to 0.01, in run order. */
-export function stageMsOf(stages: readonly common.StageResult[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const s of stages) if (s.status !== common.StageStatus.STAGE_STATUS_SKIPPED) out[s.stage] = Math.round(s.durationMs * 100) / 100;
-  return out;
-}
-
-/** The orchestrator's answer as the contract's `result`. */
-export function retrieveResult(res: orchestrator.RetrieveResponse): RetrieveResultJson {
-  const out: RetrieveResultJson = {
-    passages: res.passages.map((p) => ({ id: p.id, uri: p.uri, doc_uri: p.docUri, text: p.text, score: p.score, tokens: p.tokens, citation: p.citation })),
-    memories: res.memories.map((m) => ({ uri: m.uri, text: m.text, score: m.score, tokens: m.tokens, subject: m.subject })),
-    groupMemories: res.groupMemories.map((m) => ({ uri: m.uri, text: m.text, score: m.score, tokens: m.tokens })),
-    citations: res.citations.map((c) => ({ id: c.id, doc_uri: c.docUri, title: c.title, passage_ids: [...c.passageIds] })),
-    tokens_total: res.tokensTotal,
-    dropped_count: res.droppedCount,
-    searchMeta: { degradedStages: [...res.degradedStages], stageMs: stageMsOf(res.stages), budgetMs: res.budgetMs ?? null },
-    trace_id: res.traceId || null,
-  };
-  if (res.explain) out.explain = retrieveExplainJson(res.explain);
-  return out;
 }
 
 /** Mount the retrieve routes on an authenticated scope. */
@@ -112,8 +34,8 @@ export function retrieveRoutes(api: FastifyInstance, deps: RetrieveRouteDeps): v
     return finiteJson(successEnvelope(retrieveResult(res)));
   });
 
-  api.get('/api/v1/traces/:id', async (request) => {
-    const { id } = request.params as { id: string };
+  api.get<{ Params: { id: string } }>('/api/v1/traces/:id', async (request) => {
+    const { id } = request.params;
     const res = await deps.orchestrator.getTrace({ identity: protoIdentity(callerOf(request)), traceId: id }, budgetOf(request, deps.deadlines));
     // A trace is written by the orchestrator that answered its retrieve; an answer without one is a mesh fault.
     if (!res.trace) throw new Error('the orchestrator answered GetTrace without a trace');

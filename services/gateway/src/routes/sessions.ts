@@ -3,39 +3,37 @@
  * and `/messages/batch` → sessions `AppendMessages`.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { GatewayDeps } from '../http/app';
+import type { SessionsPort } from '../clients/sessions';
+import type { DeadlineConfig } from '../config';
+import { sessionIdOf, validateBatchBody, validateMessageBody, type CapturedMessage } from '../domain';
 import { budgetOf, callerOf } from '../http/context';
-import { protoIdentity, successEnvelope } from '../mapping/search';
-import { sessionIdOf, validateBatchBody, validateMessageBody } from '../mapping/sessions';
-import type { sessions } from '@ctxmesh/proto';
+import { successEnvelope } from '../mapping/envelope';
+import { appendResultJson, toAppendMessagesRequest } from '../mapping/sessions';
 
-/** `result` of a capture call. */
-export interface AppendResultJson {
-  session_id: string;
-  /** Messages in the session after the call. */
-  message_count: number;
-  /** Sequence numbers assigned to the appended messages. */
-  seqs: number[];
+/** What the capture routes need. */
+export interface SessionRouteDeps {
+  /** The sessions service: message capture. */
+  sessions: Pick<SessionsPort, 'appendMessages'>;
+  /** Request budgets (`X-Request-Timeout-Ms`, clamped; the default when absent). */
+  deadlines: DeadlineConfig;
 }
 
 /** Mount the session capture routes on an authenticated scope. */
-export function sessionRoutes(api: FastifyInstance, deps: GatewayDeps): void {
-  const append = async (request: FastifyRequest, messages: sessions.CapturedMessage[]) => {
-    const caller = callerOf(request);
-    const sessionId = sessionIdOf((request.params as { sid: string }).sid);
-    const res = await deps.sessions.appendMessages({ identity: protoIdentity(caller), sessionId, messages }, budgetOf(request, deps.deadlines));
-    const result: AppendResultJson = { session_id: sessionId, message_count: res.messageCount, seqs: [...res.seqs] };
-    return successEnvelope(result);
+export function sessionRoutes(api: FastifyInstance, deps: SessionRouteDeps): void {
+  const append = async (request: FastifyRequest<{ Params: { sid: string } }>, messages: CapturedMessage[]) => {
+    const sessionId = sessionIdOf(request.params.sid);
+    const res = await deps.sessions.appendMessages(toAppendMessagesRequest(callerOf(request), sessionId, messages), budgetOf(request, deps.deadlines));
+    return successEnvelope(appendResultJson(sessionId, res));
   };
 
-  api.post('/api/v1/sessions/:sid/messages', async (request) => {
+  api.post<{ Params: { sid: string } }>('/api/v1/sessions/:sid/messages', async (request) => {
     // The path is checked before the body, as FastAPI validates path parameters first.
-    sessionIdOf((request.params as { sid: string }).sid);
+    sessionIdOf(request.params.sid);
     return append(request, [validateMessageBody(request.body)]);
   });
 
-  api.post('/api/v1/sessions/:sid/messages/batch', async (request) => {
-    sessionIdOf((request.params as { sid: string }).sid);
+  api.post<{ Params: { sid: string } }>('/api/v1/sessions/:sid/messages/batch', async (request) => {
+    sessionIdOf(request.params.sid);
     return append(request, validateBatchBody(request.body));
   });
 }

@@ -1,11 +1,12 @@
-import { DomainError, RequestValidationError } from '../domain';
+import { envelopeOf } from '../mapping/envelope';
+import { DomainError, RequestValidationError } from './errors';
 import { MAX_BATCH_MESSAGES, sessionIdOf, validateBatchBody, validateMessageBody } from './sessions';
 
 function issues(fn: () => unknown): Array<{ loc: Array<string | number>; message: string; type: string }> {
   try {
     fn();
   } catch (e) {
-    if (e instanceof RequestValidationError) return e.toEnvelope().error.details.validation_errors;
+    if (e instanceof RequestValidationError) return envelopeOf(e).error.details.validation_errors;
     throw e;
   }
   throw new Error('expected a RequestValidationError');

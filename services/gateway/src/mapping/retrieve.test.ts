@@ -1,6 +1,5 @@
 import { common, type orchestrator } from '@ctxmesh/proto';
-import { validateRetrieveBody } from '../domain/retrieve';
-import type { Caller } from '../mapping/search';
+import { validateRetrieveBody, type Caller } from '../domain';
 import { retrieveResult, stageMsOf, toRetrieveRequest } from './retrieve';
 
 const caller: Caller = { accountId: 'acme', userId: 'alice', role: 'user', actorPeerId: null, requestId: 'r1', workspace: 'from-header' } as Caller;

@@ -1,0 +1,27 @@
+import { envelopeOf } from '../mapping/envelope';
+import { RequestValidationError } from './errors';
+import { boolQuery, requiredQuery } from './query';
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('requiredQuery and boolQuery', () => {
+  it('reports a missing parameter at ["query", name]', () => {
+    const e = thrown(() => requiredQuery({}, 'uri')) as RequestValidationError;
+    expect(envelopeOf(e).error.details.validation_errors).toEqual([{ loc: ['query', 'uri'], message: 'Field required', type: 'missing' }]);
+    expect(requiredQuery({ uri: ['a', 'b'] }, 'uri')).toBe('b');
+  });
+
+  it('reads booleans laxly', () => {
+    expect(boolQuery({ wait: 'true' }, 'wait', false)).toBe(true);
+    expect(boolQuery({ wait: '0' }, 'wait', true)).toBe(false);
+    expect(boolQuery({}, 'wait', true)).toBe(true);
+    expect(thrown(() => boolQuery({ wait: 'maybe' }, 'wait', false))).toBeInstanceOf(RequestValidationError);
+  });
+});

@@ -1,6 +1,6 @@
 import { envelopeOf } from '../mapping/envelope';
 import { RequestValidationError } from './errors';
-import { boolQuery, requiredQuery } from './query';
+import { boolQuery, requiredQuery, validatedIntQuery } from './query';
 
 function thrown(fn: () => unknown): unknown {
   try {
@@ -23,5 +23,14 @@ describe('requiredQuery and boolQuery', () => {
     expect(boolQuery({ wait: '0' }, 'wait', true)).toBe(false);
     expect(boolQuery({}, 'wait', true)).toBe(true);
     expect(thrown(() => boolQuery({ wait: 'maybe' }, 'wait', false))).toBeInstanceOf(RequestValidationError);
+  });
+});
+
+describe('validatedIntQuery', () => {
+  it('reads an integer as a body field would, at ["query", name]', () => {
+    expect(validatedIntQuery({ preserve_recent: '5' }, 'preserve_recent')).toBe(5);
+    expect(validatedIntQuery({}, 'preserve_recent')).toBeUndefined();
+    const e = thrown(() => validatedIntQuery({ preserve_recent: 'x' }, 'preserve_recent')) as RequestValidationError;
+    expect(e.issues).toEqual([{ loc: ['query', 'preserve_recent'], msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }]);
   });
 });

@@ -25,7 +25,7 @@ export interface StartOptions {
 
 /**
  * Bind and serve; readiness (service '') follows the store's ping.
- * @throws ConfigError (domain) for an invalid `maxOverflowRetries`, before anything listens
+ * @throws ConfigError (the runtime's, as for the environment) for an invalid `maxOverflowRetries`, before anything listens
  */
 export async function startSessions(opts: StartOptions): Promise<RunningServer> {
   const sessions = new SessionLog({ store: opts.store, maxOverflowRetries: opts.maxOverflowRetries, cacheSessions: opts.cacheSessions });

@@ -44,7 +44,7 @@ export interface AppendEventsResult {
 /**
  * AppendEvents: check the input, then plan on a fresh snapshot and commit, up to
  * {@link APPEND_ATTEMPTS} times while other appends win the race for the tail.
- * @throws InvalidArgumentError for malformed or engine-owned events (the field is named)
+ * @throws InvalidFieldError for malformed or engine-owned events (the field is named)
  * @throws ConflictError `STALE_EXPECTED_HEAD` when `expectedHead` is not the current head, `CONFLICT_RETRY_EXHAUSTED` when every attempt lost
  */
 export async function appendEvents(deps: LogDeps, key: SessionKey, input: AppendEventsInput): Promise<AppendEventsResult> {

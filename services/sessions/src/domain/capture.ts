@@ -9,7 +9,7 @@ import type { SessionKey } from '@ctxmesh/stores';
 import { appendEvents } from './append';
 import { isRealUserTurn } from './classify';
 import type { LogDeps } from './deps';
-import { InvalidArgumentError } from './errors';
+import { InvalidFieldError } from './errors';
 import type { AssistantMessageEvent, LogEvent, UserMessageEvent } from './events';
 import type { SearchContextRequestInput } from './inputs';
 import { checkKey, checkSearchContextRequest } from './inputs';
@@ -60,7 +60,7 @@ export interface SearchContextResult {
  * AppendMessages: `{role, content}` pairs become `user/message` / `assistant/message` events,
  * appended like AppendEvents (creating the session on first capture; concurrent captures race
  * for the tail and are retried).
- * @throws InvalidArgumentError naming `messages[i].role` / `messages[i].content`
+ * @throws InvalidFieldError naming `messages[i].role` / `messages[i].content`
  */
 export async function appendMessages(deps: LogDeps, key: SessionKey, input: { messages: unknown }): Promise<AppendMessagesResult> {
   checkKey(key);
@@ -74,7 +74,7 @@ export async function appendMessages(deps: LogDeps, key: SessionKey, input: { me
  * GetSearchContext: the latest real messages and the archive overview query expansion reads.
  * An unknown session is not an error: `exists` is false, unless `create` asks to materialise
  * it (an empty log, get-or-create like the reference).
- * @throws InvalidArgumentError `limit` when it is not a finite number
+ * @throws InvalidFieldError `limit` when it is not a finite number
  */
 export async function getSearchContext(deps: LogDeps, key: SessionKey, input: SearchContextRequestInput = {}): Promise<SearchContextResult> {
   checkKey(key);
@@ -103,15 +103,15 @@ export async function getSearchContext(deps: LogDeps, key: SessionKey, input: Se
 
 /**
  * Validate captured messages and turn them into log events (one text block each).
- * @throws InvalidArgumentError naming `messages`, `messages[i].role` or `messages[i].content`
+ * @throws InvalidFieldError naming `messages`, `messages[i].role` or `messages[i].content`
  */
 export function capturedEvents(raw: unknown): LogEvent[] {
-  if (!Array.isArray(raw) || raw.length === 0) throw new InvalidArgumentError('messages', 'at least one message is required');
-  if (raw.length > MAX_CAPTURE_MESSAGES) throw new InvalidArgumentError('messages', `at most ${MAX_CAPTURE_MESSAGES} messages per call`);
+  if (!Array.isArray(raw) || raw.length === 0) throw new InvalidFieldError('messages', 'at least one message is required');
+  if (raw.length > MAX_CAPTURE_MESSAGES) throw new InvalidFieldError('messages', `at most ${MAX_CAPTURE_MESSAGES} messages per call`);
   return raw.map((m: unknown, i): LogEvent => {
     const { role, content } = (typeof m === 'object' && m !== null ? m : {}) as Record<string, unknown>;
-    if (role !== 'user' && role !== 'assistant') throw new InvalidArgumentError(`messages[${i}].role`, "must be 'user' or 'assistant'");
-    if (typeof content !== 'string' || content.trim() === '') throw new InvalidArgumentError(`messages[${i}].content`, 'must be a non-blank string');
+    if (role !== 'user' && role !== 'assistant') throw new InvalidFieldError(`messages[${i}].role`, "must be 'user' or 'assistant'");
+    if (typeof content !== 'string' || content.trim() === '') throw new InvalidFieldError(`messages[${i}].content`, 'must be a non-blank string');
     const blocks = [{ type: 'text' as const, text: content }];
     return role === 'user' ? ({ type: 'user/message', content: blocks } satisfies UserMessageEvent) : ({ type: 'assistant/message', content: blocks } satisfies AssistantMessageEvent);
   });

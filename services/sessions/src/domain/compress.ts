@@ -35,7 +35,7 @@ export interface CompressResult {
 
 /**
  * Compress, steps 1–5 (see the top of this file).
- * @throws InvalidArgumentError for malformed input, reversed ranges and seqs outside the log
+ * @throws InvalidFieldError for malformed input, reversed ranges and seqs outside the log
  * @throws ConflictError on a stale `expectedGeneration`, or when a recompute conflicts again
  * @throws NotFoundError for an unknown session
  */

@@ -18,7 +18,7 @@ export function resolveMaxOverflowRetries(raw: unknown): number {
   if (raw === undefined || raw === null || (typeof raw === 'string' && raw.trim() === '')) return DEFAULT_MAX_OVERFLOW_RETRIES;
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*[+-]?\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(n) || n < 0) {
-    throw new ConfigError('maxOverflowRetries', `maxOverflowRetries must be a non-negative integer (got ${JSON.stringify(raw)})`);
+    throw new ConfigError([`maxOverflowRetries must be a non-negative integer (got ${JSON.stringify(raw)})`]);
   }
   return n;
 }

@@ -2,7 +2,7 @@
  * Decompress (§1.7, §3.3): read-only, paged access to the originals behind a block (expanded
  * through distilled parents) or a prune. Nothing is ever put back on the surface.
  */
-import { InvalidArgumentError, NotFoundError } from './errors';
+import { InvalidFieldError, NotFoundError } from './errors';
 import type { Block, Prune, Role, SessionView } from './projection';
 import { PRUNE_STUB_TEXT } from './events';
 
@@ -68,11 +68,11 @@ export function clampLimit(v: unknown): number {
 /**
  * Resolve a ref: `bN` matches a block's kernel ref exactly; anything else is a
  * case-insensitive prefix of a block or prune id.
- * @throws InvalidArgumentError `ref` when blank, or `AMBIGUOUS_PREFIX` when it matches two ids
+ * @throws InvalidFieldError `ref` when blank, or `AMBIGUOUS_PREFIX` when it matches two ids
  * @throws NotFoundError `BLOCK_NOT_FOUND` when nothing matches
  */
 export function resolveRef(view: SessionView, rawRef: unknown): DecompressTarget {
-  if (typeof rawRef !== 'string' || rawRef.trim() === '') throw new InvalidArgumentError('ref', 'must be a block ref (bN) or a block id prefix');
+  if (typeof rawRef !== 'string' || rawRef.trim() === '') throw new InvalidFieldError('ref', 'must be a block ref (bN) or a block id prefix');
   const ref = rawRef.trim();
   if (/^b\d+$/.test(ref)) {
     const block = view.blocks.find((b) => b.kernelRef === ref);
@@ -87,7 +87,7 @@ export function resolveRef(view: SessionView, rawRef: unknown): DecompressTarget
   if (matches.length === 0) throw new NotFoundError('BLOCK_NOT_FOUND', `no block matches ${JSON.stringify(ref)}`, { ref });
   if (matches.length > 1) {
     const ids = matches.map((m) => (m.kind === 'block' ? m.block.blockId : m.prune.pruneId));
-    throw new InvalidArgumentError('ref', `ambiguous prefix ${JSON.stringify(ref)} matches ${ids.join(', ')}`, 'AMBIGUOUS_PREFIX', { candidates: ids.join(',') });
+    throw new InvalidFieldError('ref', `ambiguous prefix ${JSON.stringify(ref)} matches ${ids.join(', ')}`, 'AMBIGUOUS_PREFIX', { candidates: ids.join(',') });
   }
   return matches[0]!;
 }

@@ -35,10 +35,11 @@ export class SessionsError extends Error {
 
 /**
  * Malformed caller input (INVALID_ARGUMENT / 400). `field` names the offending field with its
- * path, e.g. `events[2].callId` or `ranges[0].summary`.
+ * path, e.g. `events[2].callId` or `ranges[0].summary`. (Not the kernel's `InvalidArgumentError`,
+ * a plain rejection with no field: this one carries the field, reason and metadata of ErrorInfo.)
  */
-export class InvalidArgumentError extends SessionsError {
-  override name = 'InvalidArgumentError';
+export class InvalidFieldError extends SessionsError {
+  override name = 'InvalidFieldError';
   /** Path of the offending field. */
   readonly field: string;
 
@@ -93,17 +94,11 @@ export class ConflictError extends SessionsError {
   }
 }
 
-/** A deployment configuration value is invalid; startup must fail. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-  /** The configuration key. */
-  readonly key: string;
-
-  constructor(key: string, message: string) {
-    super(message);
-    this.key = key;
-  }
-}
+/**
+ * A deployment configuration value is invalid; startup must fail: the runtime's `ConfigError`
+ * (one problem per line), the one every service's configuration throws and `runMain` prints.
+ */
+export { ConfigError } from '@ctxmesh/runtime';
 
 /** The stored log cannot be read as events (a corrupt store; INTERNAL). */
 export class CorruptLogError extends SessionsError {

@@ -1,14 +1,14 @@
-import { InvalidArgumentError } from './errors';
+import { InvalidFieldError } from './errors';
 import { parseHarnessEventJson, validateHarnessEvent } from './events';
 
 function fieldOf(fn: () => unknown): { field: string; reason: string; code: string } {
   try {
     fn();
   } catch (e) {
-    if (e instanceof InvalidArgumentError) return { field: e.field, reason: e.reason, code: e.code };
+    if (e instanceof InvalidFieldError) return { field: e.field, reason: e.reason, code: e.code };
     throw e;
   }
-  throw new Error('expected an InvalidArgumentError');
+  throw new Error('expected an InvalidFieldError');
 }
 
 const text = (t: string) => ({ type: 'text', text: t });

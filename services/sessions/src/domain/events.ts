@@ -5,7 +5,7 @@
  * `compaction/*` events, replace operations and checkpoint/prune stub sources are written by
  * the engine alone.
  */
-import { InvalidArgumentError } from './errors';
+import { InvalidFieldError } from './errors';
 
 /** Plain text. */
 export interface TextBlock {
@@ -243,7 +243,7 @@ function isNonNegInt(v: unknown): v is number {
 }
 
 function bad(field: string, message: string, reason = MALFORMED): never {
-  throw new InvalidArgumentError(field, message, reason);
+  throw new InvalidFieldError(field, message, reason);
 }
 
 function checkOptionalString(obj: Record<string, unknown>, key: string, path: string): void {
@@ -321,7 +321,7 @@ function validateSource(raw: unknown, path: string): void {
  * @param raw the parsed event object
  * @param path field path used in error messages, e.g. `events[3]`
  * @returns the event, typed (the same object; extra fields are kept and stored)
- * @throws InvalidArgumentError naming the field: reason `ENGINE_OWNED_EVENT` for `compaction/*`
+ * @throws InvalidFieldError naming the field: reason `ENGINE_OWNED_EVENT` for `compaction/*`
  *   types, `surfaceOp`/`sourceEventSeqs` and checkpoint/prune sources; `MALFORMED_EVENT` otherwise
  */
 export function validateHarnessEvent(raw: unknown, path: string): LogEvent {
@@ -360,7 +360,7 @@ export function validateHarnessEvent(raw: unknown, path: string): LogEvent {
 
 /**
  * Parse one event JSON text sent by a harness (the proto carries events as JSON).
- * @throws InvalidArgumentError `events[i].json` when the text is not JSON
+ * @throws InvalidFieldError `events[i].json` when the text is not JSON
  */
 export function parseHarnessEventJson(json: string, path: string): unknown {
   try {

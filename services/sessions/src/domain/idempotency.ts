@@ -4,7 +4,7 @@
  * A record names the call that wrote it: a request id reused for the other call is an error.
  */
 import type { IdempotencyRecord, SessionKey, SessionStore } from '@ctxmesh/stores';
-import { InvalidArgumentError } from './errors';
+import { InvalidFieldError } from './errors';
 
 /** Idempotency records live 1 h (§3.2). */
 export const IDEMPOTENCY_TTL_SECONDS = 3600;
@@ -19,7 +19,7 @@ export class IdempotencyRecords {
 
   /**
    * The first answer to `requestId`, or null when the request is new.
-   * @throws InvalidArgumentError `REQUEST_ID_REUSED` when the id was used for the other call
+   * @throws InvalidFieldError `REQUEST_ID_REUSED` when the id was used for the other call
    */
   async cached<T>(key: SessionKey, requestId: string, op: IdemOp): Promise<T | null> {
     const raw = await this.store.getIdempotent(key, requestId);
@@ -28,11 +28,11 @@ export class IdempotencyRecords {
 
   /**
    * The answer a stored record holds.
-   * @throws InvalidArgumentError `REQUEST_ID_REUSED` when the record belongs to the other call
+   * @throws InvalidFieldError `REQUEST_ID_REUSED` when the record belongs to the other call
    */
   decode<T>(raw: string, op: IdemOp): T {
     const rec = JSON.parse(raw) as { op: IdemOp; response: T };
-    if (rec.op !== op) throw new InvalidArgumentError('requestId', `was already used for a ${rec.op} call`, 'REQUEST_ID_REUSED');
+    if (rec.op !== op) throw new InvalidFieldError('requestId', `was already used for a ${rec.op} call`, 'REQUEST_ID_REUSED');
     return rec.response;
   }
 

@@ -9,7 +9,7 @@
  * `ranges.ts`, so the properties do not merely restate the implementation.
  */
 import fc from 'fast-check';
-import { InvalidArgumentError } from './errors';
+import { InvalidFieldError } from './errors';
 import type { LogEvent, MessageEvent } from './events';
 import { isMessageEvent } from './events';
 import { CONTEXT_WINDOW_EXCEEDED } from './recovery';
@@ -221,7 +221,7 @@ async function run(steps: Step[]): Promise<void> {
           if (r.status === 'landed') expect(hidden).toEqual(r.shadowedSeqs);
           else expect(hidden).toEqual([]);
         } catch (e) {
-          if (!(e instanceof InvalidArgumentError)) throw e;
+          if (!(e instanceof InvalidFieldError)) throw e;
           expect(await rawLog(store)).toEqual(bytesBefore);
         }
         break;

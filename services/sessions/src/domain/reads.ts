@@ -73,7 +73,7 @@ export interface SessionStatus {
 /**
  * ProjectSurface: the messages the model sees, their rank tokens and the window arithmetic.
  * It never drops anything on its own.
- * @throws InvalidArgumentError for `contextTokens ≤ 0` or `reservedOutputTokens ≥ contextTokens`
+ * @throws InvalidFieldError for `contextTokens ≤ 0` or `reservedOutputTokens ≥ contextTokens`
  */
 export async function projectSurface(deps: LogDeps, key: SessionKey, input: ProjectSurfaceInput = {}): Promise<ProjectSurfaceResult> {
   checkKey(key);
@@ -103,7 +103,7 @@ export async function listCompressibleRanges(deps: LogDeps, key: SessionKey, inp
 
 /**
  * Decompress (read-only, paged).
- * @throws NotFoundError for an unknown ref; InvalidArgumentError for a blank or ambiguous one
+ * @throws NotFoundError for an unknown ref; InvalidFieldError for a blank or ambiguous one
  */
 export async function decompress(deps: LogDeps, key: SessionKey, input: DecompressInput): Promise<DecompressPage> {
   checkKey(key);

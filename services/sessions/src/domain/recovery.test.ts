@@ -1,4 +1,4 @@
-import { ConflictError, InvalidArgumentError, NotFoundError } from './errors';
+import { ConflictError, InvalidFieldError, NotFoundError } from './errors';
 import { CONTEXT_WINDOW_EXCEEDED } from './recovery';
 import { ENGINE_SUMMARY_LEAD, OVERFLOW_TOPIC, overflowMarkerSummary, SUMMARY_FRAME_PREFIX } from './text';
 import { assistant, conversation, instructions, KEY, newLog, parsedLog, rawLog, system, user } from './__tests__/fixtures';
@@ -218,7 +218,7 @@ describe('SessionLog.recoverOverflow', () => {
     const { log } = await seeded();
     await expect(log.recoverOverflow(KEY, { ...overflow('r1'), agentId: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', field: 'agentId' });
     await expect(log.recoverOverflow(KEY, { ...overflow('r2'), failure: { code: '' } })).rejects.toMatchObject({ field: 'failure.code' });
-    await expect(log.recoverOverflow(KEY, { ...overflow('r3'), failure: undefined as never })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(log.recoverOverflow(KEY, { ...overflow('r3'), failure: undefined as never })).rejects.toBeInstanceOf(InvalidFieldError);
     await expect(log.recoverOverflow(KEY, { ...overflow(''), requestId: '' })).rejects.toMatchObject({ field: 'requestId' });
     await expect(log.recoverOverflow(KEY, { ...overflow('r4'), window: { contextTokens: 0, reservedOutputTokens: 0 } })).rejects.toMatchObject({
       field: 'window.contextTokens',

@@ -73,7 +73,7 @@ export interface RecoverOverflowResult {
 
 /**
  * RecoverOverflow, steps 1–8 (see the top of this file).
- * @throws InvalidArgumentError for a missing requestId, agentId or failure.code, or a bad window
+ * @throws InvalidFieldError for a missing requestId, agentId or failure.code, or a bad window
  * @throws NotFoundError for an unknown session
  */
 export async function recoverOverflow(deps: LogDeps, key: SessionKey, input: RecoverOverflowInput): Promise<RecoverOverflowResult> {
@@ -240,7 +240,7 @@ export function planOverflowCompaction(view: SessionView, ctx: OverflowContext):
 /**
  * ReportAgentStatus: `idle` clears the agent's overflow budget (the terminal reset); `running`
  * changes nothing. Both answer the budget after the call.
- * @throws InvalidArgumentError for a missing agentId or another status
+ * @throws InvalidFieldError for a missing agentId or another status
  * @throws NotFoundError for an unknown session
  */
 export async function reportAgentStatus(deps: LogDeps, key: SessionKey, input: AgentStatusInput): Promise<{ budget: { used: number; max: number } }> {

@@ -11,7 +11,7 @@
  * An unknown slug is NOT_FOUND, another account's is PERMISSION_DENIED: never an empty answer.
  */
 import { WORKSPACE_SLUG } from '@ctxmesh/kernel';
-import { AlreadyExistsError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from './errors';
+import { AlreadyExistsError, InvalidFieldError, NotFoundError, PermissionDeniedError } from './errors';
 import { checkCaller } from './inputs';
 
 /** The workspace every account has. */
@@ -58,12 +58,12 @@ export function scopedWorkspaceKey(account: string, slug: string): string {
 /**
  * Validate a slug: the kernel's `WORKSPACE_SLUG` (the gateway checks the `X-Workspace` header
  * with the same rule, so every header it accepts resolves here). Case-sensitive.
- * @throws InvalidArgumentError `INVALID_WORKSPACE` naming `field`
+ * @throws InvalidFieldError `INVALID_WORKSPACE` naming `field`
  */
 export function checkSlug(slug: unknown, field = 'workspace'): string {
-  if (typeof slug !== 'string' || slug === '') throw new InvalidArgumentError(field, 'is required');
+  if (typeof slug !== 'string' || slug === '') throw new InvalidFieldError(field, 'is required');
   if (!WORKSPACE_SLUG.test(slug)) {
-    throw new InvalidArgumentError(field, `invalid workspace slug ${JSON.stringify(slug)}: use 1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit`, 'INVALID_WORKSPACE');
+    throw new InvalidFieldError(field, `invalid workspace slug ${JSON.stringify(slug)}: use 1 to 64 letters, digits, '.', '_' and '-', starting with a letter or digit`, 'INVALID_WORKSPACE');
   }
   return slug;
 }
@@ -78,7 +78,7 @@ export class Workspaces {
   /**
    * Create a workspace in the caller's account. Creating one the account already owns (or
    * `default`) is not an error: `created` is false.
-   * @throws InvalidArgumentError for a bad slug; AlreadyExistsError `WORKSPACE_TAKEN` when another account owns it
+   * @throws InvalidFieldError for a bad slug; AlreadyExistsError `WORKSPACE_TAKEN` when another account owns it
    */
   async create(caller: WorkspaceCaller, rawSlug: unknown): Promise<{ workspace: string; created: boolean }> {
     checkCaller(caller);

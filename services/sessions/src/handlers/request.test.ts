@@ -1,10 +1,10 @@
 import { Code, CtxError } from '@ctxmesh/rpc';
-import { AlreadyExistsError, ConflictError, CorruptLogError, InvalidArgumentError, NotFoundError, PermissionDeniedError } from '../domain';
+import { AlreadyExistsError, ConflictError, CorruptLogError, InvalidFieldError, NotFoundError, PermissionDeniedError } from '../domain';
 import { callerOf, domainCall, toCtxError } from './request';
 
 describe('toCtxError', () => {
   it.each([
-    [new InvalidArgumentError('ranges[0].summary', 'must be a non-blank summary'), Code.INVALID_ARGUMENT, 'INVALID_FIELD', { field: 'ranges[0].summary' }],
+    [new InvalidFieldError('ranges[0].summary', 'must be a non-blank summary'), Code.INVALID_ARGUMENT, 'INVALID_FIELD', { field: 'ranges[0].summary' }],
     [new NotFoundError('SESSION_NOT_FOUND', 'session s not found', { sessionId: 's' }), Code.NOT_FOUND, 'SESSION_NOT_FOUND', { sessionId: 's' }],
     [new ConflictError('STALE_EXPECTED_HEAD', 'stale', 7, 2), Code.ABORTED, 'STALE_EXPECTED_HEAD', { head: '7', generation: '2' }],
     [new PermissionDeniedError('WORKSPACE_FOREIGN', 'foreign', { workspace: 'w' }), Code.PERMISSION_DENIED, 'WORKSPACE_FOREIGN', { workspace: 'w' }],

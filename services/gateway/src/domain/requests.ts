@@ -99,6 +99,17 @@ export const FIND_FIELDS = fields(
   { name: 'as_of', type: nullable(str) },
 );
 
+/** The last fields of both context-mode models, `/search` and `/recall`, in declaration order. */
+const CONTEXT_TAIL_FIELDS = fields(
+  { name: 'rewrite', type: rewriteType },
+  { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
+  { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
+  { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
+  { name: 'packing', type: literal(...PACKING_NAMES) },
+  // ctxmesh addition (issue 14): answer with `explain`.
+  { name: 'explain', type: bool },
+);
+
 /** `SearchRequest` fields in declaration order. */
 export const SEARCH_FIELDS = fields(
   ...FIND_FIELDS,
@@ -113,13 +124,7 @@ export const SEARCH_FIELDS = fields(
   { name: 'exclude_uris', type: list(str, { maxLength: MAX_EXCLUDE_URIS }) },
   { name: 'peer_scope', type: literal('actor', 'all') },
   { name: 'other_peer_penalty', type: penaltyType },
-  { name: 'rewrite', type: rewriteType },
-  { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
-  { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
-  { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
-  { name: 'packing', type: literal(...PACKING_NAMES) },
-  // ctxmesh addition (issue 14): answer with `explain`.
-  { name: 'explain', type: bool },
+  ...CONTEXT_TAIL_FIELDS,
 );
 
 /** `RecallRequest` fields in declaration order. */
@@ -140,12 +145,7 @@ export const RECALL_FIELDS = fields(
   { name: 'score_threshold', type: nullable(float) },
   { name: 'dedup_turns', type: nullable(intRange({ ge: 0, le: 100 })) },
   { name: 'exclude_uris', type: list(str, { maxLength: MAX_EXCLUDE_URIS }) },
-  { name: 'rewrite', type: rewriteType },
-  { name: 'rewrite_max_bullets', type: intRange({ ge: 1, le: 20 }) },
-  { name: 'tokenizer', type: literal(...TOKENIZER_NAMES) },
-  { name: 'time_budget_ms', type: intRange({ ge: 1, le: INT32_MAX }) },
-  { name: 'packing', type: literal(...PACKING_NAMES) },
-  { name: 'explain', type: bool },
+  ...CONTEXT_TAIL_FIELDS,
 );
 
 /** What body validation needs from the caller and the clock. */

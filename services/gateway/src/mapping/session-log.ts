@@ -120,16 +120,9 @@ export function compressResult(res: sessions.CompressResponse) {
 /** `result` of `GET …/blocks/{ref}/originals`. */
 export function decompressResult(res: sessions.DecompressResponse) {
   return {
-    block_id: res.blockId,
-    kind: res.kind,
-    kernel_ref: res.kernelRef,
-    summary: res.summary,
-    tier: res.tier,
-    total: res.total,
-    offset: res.offset,
-    items: res.items.map((i) => ({ seq: i.seq, role: i.role, text: i.text })),
-    next_offset: res.nextOffset ?? null,
-    note: res.note,
+    block_id: res.blockId, kind: res.kind, kernel_ref: res.kernelRef, summary: res.summary, tier: res.tier,
+    total: res.total, offset: res.offset, items: res.items.map((i) => ({ seq: i.seq, role: i.role, text: i.text })),
+    next_offset: res.nextOffset ?? null, note: res.note,
   };
 }
 
@@ -191,20 +184,10 @@ export function agentStatusResult(agentId: string, res: sessions.ReportAgentStat
 /** `result` of `GET …/status`. */
 export function statusResult(s: sessions.GetStatusResponse) {
   return {
-    head: s.head,
-    generation: s.generation,
-    surface_nodes: s.surfaceNodes,
-    rank_tokens: s.rankTokens,
+    head: s.head, generation: s.generation, surface_nodes: s.surfaceNodes, rank_tokens: s.rankTokens,
     blocks: s.blocks.map((b) => ({
-      block_id: b.blockId,
-      kernel_ref: b.kernelRef,
-      tier: b.tier,
-      topic: b.topic,
-      author: b.author,
-      summary_seq: b.summarySeq,
-      hidden_count: b.hiddenCount,
-      claim_tokens: b.claimTokens,
-      active: b.active,
+      block_id: b.blockId, kernel_ref: b.kernelRef, tier: b.tier, topic: b.topic, author: b.author,
+      summary_seq: b.summarySeq, hidden_count: b.hiddenCount, claim_tokens: b.claimTokens, active: b.active,
     })),
     checkpoint_seqs: s.checkpointSeqs,
     budgets: s.budgets.map((b) => ({ agent_id: b.agentId, ...budgetJson(b.budget) })),

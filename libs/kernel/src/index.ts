@@ -3,6 +3,7 @@
  * in-process benchmark, and the rules more than one service checks (URIs, session ids, what a
  * write may carry). No I/O here: callers inject searches and body reads.
  */
+export * from './errors';
 export * from './uri';
 export * from './budget';
 export * from './gather';

@@ -2,6 +2,7 @@
  * viking:// URIs (context-contract §2): validation, the `~` alias, ownership, origins,
  * sidecars and the category a URI implies.
  */
+import { InvalidUriError } from './errors';
 
 /** The scheme prefix of every node URI. */
 export const SCHEME = 'viking://';
@@ -25,16 +26,6 @@ export type Origin = 'actor_peer' | 'self' | 'other_peer';
 /** Names right under `viking://user/` that belong to the removed uid-less shorthand. */
 const UIDLESS = new Set(['memories', 'resources', 'skills', 'peers', 'sessions', 'profile.md', 'identity.md', 'soul.md']);
 
-/** A URI rejected by validation; the gateway answers 400 `INVALID_URI`. */
-export class InvalidUriError extends Error {
-  override readonly name = 'InvalidUriError';
-  constructor(
-    readonly uri: string,
-    readonly reason: string,
-  ) {
-    super(`Invalid URI: ${uri} (${reason})`);
-  }
-}
 
 /** Trim and drop trailing slashes (the bare `viking://` root keeps its slashes). */
 export function normalizeUri(uri: string): string {

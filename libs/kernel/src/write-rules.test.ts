@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from './request/errors';
-import { InvalidUriError } from './uri';
+import { InvalidArgumentError, InvalidUriError } from './errors';
 import { assertValidInterval, assertWritableUri, normalizeTags, PASSAGE_URI_REASON, SCOPE_ROOT_REASON, VALIDITY_INTERVAL_MESSAGE } from './write-rules';
 
 function thrown(fn: () => unknown): unknown {

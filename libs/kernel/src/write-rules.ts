@@ -4,8 +4,8 @@
  * consumes (a malformed op, refused), so a write the gateway accepts is one the indexer applies
  * and an op that reaches the bus some other way meets the same rules.
  */
-import { InvalidArgumentError } from './request/errors';
-import { InvalidUriError, SCHEME } from './uri';
+import { InvalidArgumentError, InvalidUriError } from './errors';
+import { SCHEME } from './uri';
 
 /** Why a scope root (or a user root) is refused: it is a namespace, not a node. */
 export const SCOPE_ROOT_REASON = 'a write must address a node below a scope root';

@@ -3,7 +3,8 @@
  * reads, read each content URI once, compute tier texts and plan/render, with either packing.
  */
 import { type EvidenceOptions, planEvidenceReadsWith, planEvidenceWith } from './evidence';
-import { type OverviewOptions, type TierTexts, FrontMatterError, prepareTierTexts } from './overview';
+import { FrontMatterError } from '../errors';
+import { type OverviewOptions, type TierTexts, prepareTierTexts } from './overview';
 import type { Packing } from './packing';
 import { type PlanOptions, type PlanResult, planAndRenderWith, planReadsWith } from './plan';
 import { type Candidate, FragmentPricer } from './pricing';

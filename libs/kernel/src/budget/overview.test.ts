@@ -1,5 +1,5 @@
+import { FrontMatterError } from '../errors';
 import {
-  FrontMatterError,
   computeAbstract,
   documentOverview,
   extractSummary,

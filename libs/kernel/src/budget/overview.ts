@@ -5,6 +5,7 @@
  * answers depend on them.
  */
 import { parseDocument } from 'yaml';
+import { FrontMatterError } from '../errors';
 import { PY_WS_CLASS, codePointLength, codePointPrefix, pyCollapseWhitespace, pyLstrip, pySplitlines, pyStrip } from './python';
 
 /**
@@ -14,21 +15,6 @@ import { PY_WS_CLASS, codePointLength, codePointPrefix, pyCollapseWhitespace, py
 export type CodeOutliner = (filename: string, source: string) => string | null | undefined;
 
 /** Why a directory sidecar's front matter was refused (§11.2 item 5). */
-export type FrontMatterProblem = 'not_closed' | 'invalid_yaml' | 'not_an_object' | 'missing_directory';
-
-/**
- * A directory `.overview.md` whose front matter the reference kernel refuses (it fails the
- * whole request). ctxmesh reports it instead and serves the directory without an overview.
- */
-export class FrontMatterError extends Error {
-  override readonly name = 'FrontMatterError';
-  constructor(
-    readonly problem: FrontMatterProblem,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 // One line and its terminator (any Python `splitlines` boundary; CRLF counts once).
 const LINE = /([^\n\r\x0b\f\x1c\x1d\x1e\x85\u2028\u2029]*)(?:\r\n|[\n\r\x0b\f\x1c\x1d\x1e\x85\u2028\u2029]|$)/gy;

@@ -10,6 +10,7 @@
  * why it was left out. The kernel computes fates only when asked (`explain`), so the default
  * paths pay nothing for them.
  */
+import { UnknownPackingError } from '../errors';
 import type { Tier } from './tiers';
 
 /** The packings a context request may name. */
@@ -26,13 +27,6 @@ export function isPacking(value: unknown): value is Packing {
   return typeof value === 'string' && (PACKINGS as readonly string[]).includes(value);
 }
 
-/** Raised for a packing name the kernel does not know. */
-export class UnknownPackingError extends Error {
-  override readonly name = 'UnknownPackingError';
-  constructor(readonly packing: string) {
-    super(`unknown packing '${packing}'; known: ${PACKINGS.join(', ')}`);
-  }
-}
 
 /**
  * A packing as a wire field names it: `""` is the contract's (`compat`), a known name is itself.
@@ -41,7 +35,7 @@ export class UnknownPackingError extends Error {
 export function resolvePacking(name: string | null | undefined): Packing {
   if (name === '' || name === null || name === undefined) return DEFAULT_PACKING;
   if (isPacking(name)) return name;
-  throw new UnknownPackingError(name);
+  throw new UnknownPackingError(name, PACKINGS);
 }
 
 /**

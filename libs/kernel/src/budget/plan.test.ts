@@ -1,7 +1,8 @@
 import { assembleContext } from './assemble';
 import { type Candidate, coerceMaxTokens, contentUriOf, perEntryCap, planAndRender, planReads } from './plan';
 import { renderFragment } from './render';
-import { UnknownTokenizerError, countTokens, estimateTokens } from './tokens';
+import { UnknownTokenizerError } from '../errors';
+import { countTokens, estimateTokens } from './tokens';
 
 function cand(uri: string, category: string, score: number, abstract: string, extra: Partial<Candidate> = {}): Candidate {
   return { uri, category, score, abstract, is_directory: false, origin: 'self', ...extra };

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
+import { UnknownTokenizerError } from '../errors';
 import {
   TOKENIZERS,
-  UnknownTokenizerError,
   countTokens,
   countTokensWithin,
   estimateQuarters,

@@ -2,6 +2,7 @@
  * Token counting (context-contract §5.1): the CJK-aware estimator, plus exact counting with
  * `gpt-tokenizer` encodings for callers that name one.
  */
+import { UnknownTokenizerError } from '../errors';
 import { bpeCounter, countBpe, type BpeCounter } from './bpe';
 
 /** Tokenizer names a request may select. `"estimate"` is the contract's default. */
@@ -13,13 +14,6 @@ export type TokenizerName = (typeof TOKENIZERS)[number];
 /** The tokenizer used when a request names none. */
 export const DEFAULT_TOKENIZER: TokenizerName = 'estimate';
 
-/** A tokenizer name that is not one of {@link TOKENIZERS}; the gateway answers 400. */
-export class UnknownTokenizerError extends Error {
-  override readonly name = 'UnknownTokenizerError';
-  constructor(readonly tokenizer: string) {
-    super(`unknown tokenizer '${tokenizer}'; expected one of ${TOKENIZERS.join(', ')}`);
-  }
-}
 
 /**
  * Validate a tokenizer name.
@@ -29,7 +23,7 @@ export class UnknownTokenizerError extends Error {
 export function resolveTokenizer(name: unknown): TokenizerName {
   if (name === undefined || name === null) return DEFAULT_TOKENIZER;
   if (typeof name === 'string' && (TOKENIZERS as readonly string[]).includes(name)) return name as TokenizerName;
-  throw new UnknownTokenizerError(String(name));
+  throw new UnknownTokenizerError(String(name), TOKENIZERS);
 }
 
 /**
@@ -123,7 +117,7 @@ function counterFor(name: Exclude<TokenizerName, 'estimate'>): BpeCounter {
 export function countTokens(text: string, tokenizer: string = DEFAULT_TOKENIZER): number {
   if (tokenizer === 'estimate') return estimateTokens(text);
   if (tokenizer === 'o200k_base' || tokenizer === 'cl100k_base') return text === '' ? 0 : countBpe(counterFor(tokenizer), text);
-  throw new UnknownTokenizerError(tokenizer);
+  throw new UnknownTokenizerError(tokenizer, TOKENIZERS);
 }
 
 /**

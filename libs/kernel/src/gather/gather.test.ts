@@ -1,6 +1,5 @@
-import { EMPTY_QUERY_MESSAGE, InvalidArgumentError } from '../request/errors';
+import { EMPTY_QUERY_MESSAGE, InvalidArgumentError, InvalidUriError } from '../errors';
 import { DEFAULT_OTHER_PEER_PENALTIES } from '../request/penalties';
-import { InvalidUriError } from '../uri';
 import {
   gatherCandidates,
   overfetch,

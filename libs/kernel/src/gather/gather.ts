@@ -4,7 +4,7 @@
  * origin-aware sort and truncation. Retrieval is injected; nothing here does I/O itself.
  */
 import type { CandidateFate, FateReason } from '../budget/packing';
-import { EMPTY_QUERY_MESSAGE, InvalidArgumentError, isRequestRejection } from '../request/errors';
+import { EMPTY_QUERY_MESSAGE, InvalidArgumentError, isRequestRejection } from '../errors';
 import { activeBuckets } from '../request/quotas';
 import type { Penalties, PeerScope, QuotaKey, Quotas } from '../request/types';
 import {

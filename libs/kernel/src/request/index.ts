@@ -2,7 +2,6 @@
  * Request-level pure logic: quotas, penalties, planned queries, `/recall` folding, and the
  * normalised context request type.
  */
-export * from './errors';
 export * from './python';
 export * from './types';
 export * from './quotas';

@@ -3,6 +3,9 @@
  * that subcommand's options: unknown options and options missing their value are usage
  * errors, named in one line.
  */
+import { UsageError } from './errors';
+
+export { UsageError };
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** A subcommand's options, as `node:util` `parseArgs` takes them. */
@@ -10,14 +13,6 @@ export type CommandOptions = NonNullable<ParseArgsConfig['options']>;
 
 /** Parsed flags by long name: a string option's value, or `true` for a boolean one. */
 export type Flags = Readonly<Record<string, string | boolean | undefined>>;
-
-/** A command line the subcommand does not accept (the CLI exits 2 and prints the usage). */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
 
 /**
  * Parse `args` (the words after the subcommand) against `options`: `--name value`,

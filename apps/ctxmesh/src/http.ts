@@ -1,18 +1,9 @@
 /**
  * A small JSON client for the gateway's REST API (the CLI's ingest and search use it).
  */
+import { GatewayError, GatewayUrlError } from './errors';
 
-/** Error from the gateway, with its HTTP status and contract error code. */
-export class GatewayError extends Error {
-  override readonly name = 'GatewayError';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { GatewayError, GatewayUrlError };
 
 /** Client options. */
 export interface ClientOptions {
@@ -75,11 +66,6 @@ export function normalizeGatewayUrl(raw: string): string {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new GatewayUrlError(`not a gateway URL: '${raw}' (only http and https)`);
   return withScheme.replace(/\/+$/, '');
-}
-
-/** The URL or the server behind it is not a usable ctxmesh gateway; the message is one line naming the URL. */
-export class GatewayUrlError extends Error {
-  override readonly name = 'GatewayUrlError';
 }
 
 /** What `/health` says about the server at a URL. */

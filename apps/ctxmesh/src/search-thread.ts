@@ -9,6 +9,9 @@
  * Memory: the scan cache (vectors and metadata), the lexical caches and the ANN index live in
  * the search thread only — the main thread writes and never searches, so it builds none.
  */
+import { SearchThreadError } from './errors';
+
+export { SearchThreadError };
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -24,11 +27,6 @@ export interface SearchThread {
   tierReader: string;
   /** Drain both servers, close the index and end the thread (terminated after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
-}
-
-/** The thread could not start (its error, or its exit before it was ready). */
-export class SearchThreadError extends Error {
-  override readonly name = 'SearchThreadError';
 }
 
 /** The compiled worker entry: beside this module in `dist/` (under ts sources, the built one). */

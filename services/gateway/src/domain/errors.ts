@@ -163,3 +163,24 @@ export function kernelRule<T>(rule: () => T): T {
     throw toDomainError(e) ?? e;
   }
 }
+
+/** A body the JSON parser could not read; the app answers the §1.7 `json_invalid` envelope (`invalidJsonBody`). */
+export class JsonBodyError extends Error {
+  override readonly name = 'JsonBodyError';
+  /** @param position offset of the error (Python's `JSONDecodeError.pos`) */
+  constructor(readonly position: number) {
+    super(`JSON decode error at position ${position}`);
+  }
+}
+
+/**
+ * A body sent with a media type the gateway does not read (anything but JSON); the app answers
+ * the catalogue's `unsupportedMediaType` 415.
+ */
+export class UnsupportedMediaTypeError extends Error {
+  override readonly name = 'UnsupportedMediaTypeError';
+  /** @param contentType the request's `Content-Type`, as sent */
+  constructor(readonly contentType: string) {
+    super(`Unsupported Content-Type '${contentType}': send the body as application/json`);
+  }
+}

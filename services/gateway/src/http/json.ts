@@ -3,6 +3,9 @@
  * location, which FastAPI reports as Python's `JSONDecodeError.pos`), which bodies are parsed
  * as JSON at all (others are a 415), and the `Infinity`/`NaN` → `0.0` rule of §1.6.
  */
+import { JsonBodyError, UnsupportedMediaTypeError } from '../domain/errors';
+
+export { JsonBodyError, UnsupportedMediaTypeError };
 
 /** Python `json` whitespace. */
 const WS = new Set([' ', '\t', '\n', '\r']);
@@ -118,14 +121,6 @@ export function jsonErrorPosition(text: string): number | null {
   }
 }
 
-/** A body the JSON parser could not read; the app answers the §1.7 `json_invalid` envelope (`invalidJsonBody`). */
-export class JsonBodyError extends Error {
-  override readonly name = 'JsonBodyError';
-  /** @param position offset of the error (Python's `JSONDecodeError.pos`) */
-  constructor(readonly position: number) {
-    super(`JSON decode error at position ${position}`);
-  }
-}
 
 /**
  * True when a request with this `Content-Type` carries JSON, as FastAPI decides it: no
@@ -138,17 +133,6 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   return sub === 'json' || sub.endsWith('+json');
 }
 
-/**
- * A body sent with a media type the gateway does not read (anything but JSON); the app answers
- * the catalogue's `unsupportedMediaType` 415.
- */
-export class UnsupportedMediaTypeError extends Error {
-  override readonly name = 'UnsupportedMediaTypeError';
-  /** @param contentType the request's `Content-Type`, as sent */
-  constructor(readonly contentType: string) {
-    super(`Unsupported Content-Type '${contentType}': send the body as application/json`);
-  }
-}
 
 /**
  * Parse a request body. An empty body is absent (`undefined`, FastAPI's "Field required" at

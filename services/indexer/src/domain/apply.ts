@@ -19,6 +19,9 @@ import { MAX_PASSAGE_TOKENS } from './chunk';
 import { RECORD_SCHEMA_VERSION, versionHash, type VersionInput } from './hash';
 import { buildRecords, type PendingRecord } from './records';
 import type { ValidWrite } from './write';
+import { ApplyAbortedError } from './errors';
+
+export { ApplyAbortedError };
 
 /** Outcome of one write. */
 export interface ApplyResult {
@@ -61,14 +64,6 @@ export interface ApplierOptions {
   maxPassageTokens?: number;
   /** Clock, ms since epoch. @default Date.now */
   now?: () => number;
-}
-
-/** The caller's signal fired while a write was being prepared (nothing was written). */
-export class ApplyAbortedError extends Error {
-  constructor(cause: unknown) {
-    super('write aborted before it was stored', { cause });
-    this.name = 'ApplyAbortedError';
-  }
 }
 
 /**

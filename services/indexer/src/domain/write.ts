@@ -4,6 +4,9 @@
  */
 import { InvalidArgumentError, InvalidUriError, assertValidInterval, assertWritableUri, contextTypeOf, normalizeTags, ownershipOf, resolveUri } from '@ctxmesh/kernel';
 import { indexer } from '@ctxmesh/proto';
+import { MalformedWriteError } from './errors';
+
+export { MalformedWriteError };
 
 /** What a write does. */
 export type WriteKind = 'replace' | 'append' | 'create' | 'delete';
@@ -31,18 +34,6 @@ export interface ValidWrite {
   validFrom: number | null;
   /** Valid-time end (exclusive), ms since epoch, or null (open). */
   validTo: number | null;
-}
-
-/** A write that can never be applied (bad bytes, URI, mode, identity or validity). */
-export class MalformedWriteError extends Error {
-  /** @param field the offending WriteOp field (snake_case, as in the proto) */
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'MalformedWriteError';
-  }
 }
 
 /**

@@ -143,6 +143,8 @@ describe('LexicalIndex', () => {
       rows.push(row(i, m));
     }
     lex.add(rows);
+    // The blocks' bounds are what this is about: every row merged into them.
+    lex.mergeAll();
     const prepared = lex.prepare('a', [{ cls: 0, term: 'rare', repeat: 1 }, { cls: 0, term: 'half', repeat: 1 }, { cls: 0, term: 'common', repeat: 1 }], 0.6)!;
     const stats = { blocks: 0, blocksDecoded: 0, postings: 0, postingsScored: 0 };
     const top = lex.topK(prepared, 10, () => true, stats);
@@ -158,6 +160,8 @@ describe('LexicalIndex', () => {
     const { db, lex } = freshIndex();
     const rows = Array.from({ length: 3 * BLOCK_SIZE + 7 }, (_, i) => row(i + 1, { x: 1 + (i % 4), ...(i % 2 ? { y: 1 } : {}) }));
     lex.add(rows);
+    // Removed from the blocks (a pending row's removal is the property test's).
+    lex.mergeAll();
     const gone = rows.filter((r) => r.id % 5 === 0);
     lex.remove(gone);
     const kept = rows.filter((r) => r.id % 5 !== 0);
@@ -172,6 +176,7 @@ describe('LexicalIndex', () => {
     const last = rows[rows.length - 1]!;
     lex.remove([last]);
     lex.add([row(last.id, { z: 3 })]);
+    lex.mergeAll();
     const qz = lex.prepare('a', [{ cls: 0, term: 'z', repeat: 1 }], 0.6)!;
     expect(lex.topK(qz, 5, () => true).map((h) => h.id)).toEqual([last.id]);
     const qx = lex.prepare('a', [{ cls: 0, term: 'x', repeat: 1 }], 0.6)!;
@@ -190,6 +195,7 @@ describe('LexicalIndex', () => {
       const writer = new LexicalIndex(a);
       const reader = new LexicalIndex(b);
       writer.add(Array.from({ length: 10 }, (_, i) => row(i + 1, { kelp: 1 })));
+      writer.mergeAll();
       const ids = () => reader.topK(reader.prepare('a', [{ cls: 0, term: 'kelp', repeat: 1 }], 0.6)!, 50, () => true).map((h) => h.id);
       expect(ids()).toHaveLength(10);
       // Same block, same first id: only its version tells the reader it changed.
@@ -214,5 +220,151 @@ describe('LexicalIndex', () => {
     lex.add(Array.from({ length: 10 }, (_, i) => row(i + 1, { the: 1, ...(i === 4 ? { lighthouse: 1 } : {}) })));
     const q = lex.prepare('a', [{ cls: 0, term: 'the', repeat: 1 }, { cls: 0, term: 'lighthouse', repeat: 1 }], 0.6, 0.5)!;
     expect(lex.topK(q, 10, () => true).map((h) => h.id)).toEqual([5]);
+  });
+});
+
+describe('LexicalIndex tail (pending rows, merges)', () => {
+  type Op =
+    | { kind: 'write'; conn: number; remove: number[]; add: Array<{ main: Record<string, number>; minor: Record<string, number>; account: string; reuse: number }> }
+    | { kind: 'merge'; conn: number; maxWork: number; minRows: number }
+    | { kind: 'query'; conn: number; account: string; terms: Array<{ cls: 0 | 1; term: string; repeat: number }>; k: number; mod: number };
+  const vocab = ['amber', 'birch', 'cedar', 'dune', 'elm'];
+  const counts = fc.dictionary(fc.constantFrom(...vocab), fc.integer({ min: 1, max: 6 }), { maxKeys: 4 });
+  // A filler term makes rows long (impact tiers by length) and its frequency passes the 255 cap.
+  const rowArb = fc.record({
+    main: fc.tuple(counts, fc.constantFrom(0, 1, 70, 300)).map(([m, pad]) => (pad > 0 ? { ...m, pad } : m)),
+    minor: fc.dictionary(fc.constantFrom('x', 'y'), fc.integer({ min: 1, max: 3 }), { maxKeys: 2 }),
+    account: fc.constantFrom('a', 'a', 'b'),
+    reuse: fc.integer({ min: 0, max: 3 }),
+  });
+  const opArb: fc.Arbitrary<Op> = fc.oneof(
+    { weight: 4, arbitrary: fc.record({ kind: fc.constant('write' as const), conn: fc.integer({ min: 0, max: 1 }), remove: fc.array(fc.nat(), { maxLength: 4 }), add: fc.array(rowArb, { maxLength: 40 }) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('merge' as const), conn: fc.integer({ min: 0, max: 1 }), maxWork: fc.integer({ min: 1, max: 6 }), minRows: fc.integer({ min: 1, max: 30 }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('query' as const),
+        conn: fc.integer({ min: 0, max: 1 }),
+        account: fc.constantFrom('a', 'b'),
+        terms: fc.uniqueArray(
+          fc.record({ cls: fc.constant(0 as const), term: fc.constantFrom(...vocab, 'pad'), repeat: fc.integer({ min: 1, max: 2 }) }),
+          { minLength: 1, maxLength: 3, selector: (t) => t.term },
+        ).chain((main) => fc.subarray([{ cls: 1 as const, term: 'x', repeat: 1 }]).map((minor) => [...main, ...minor])),
+        k: fc.integer({ min: 1, max: 30 }),
+        mod: fc.integer({ min: 1, max: 4 }),
+      }),
+    },
+  );
+
+  it('never moves a posting twice when two connections take turns at one merge (each with its own work list)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctxmesh-lex-turns-'));
+    const a = openEmbeddedDb(join(dir, 'x.db'));
+    const b = openEmbeddedDb(join(dir, 'x.db'));
+    dbs.push(a, b);
+    try {
+      const [la, lb] = [new LexicalIndex(a), new LexicalIndex(b)];
+      const terms = Array.from({ length: 20 }, (_, i) => `t${i}`);
+      const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => row(from + i, Object.fromEntries(terms.filter((_, j) => (from + i + j) % 3 === 0).map((t) => [t, 1 + ((from + i) % 4)]))));
+      const first = rows(1, 50);
+      la.add(first);
+      la.mergeAll();
+      // The second merge finds its terms in the index (phase 1): both connections look them up and walk them.
+      const second = rows(51, 50);
+      la.add(second);
+      let more = true;
+      for (let turn = 0; more; turn++) {
+        const [mine, other] = turn % 2 === 0 ? [la, lb] : [lb, la];
+        more = mine.mergeStep({ maxWork: 1 });
+        more = other.mergeStep({ maxWork: 1 }) || more;
+      }
+      expect(la.pendingRows()).toBe(0);
+      const all = [...first, ...second];
+      const df = (t: string) => (a.prepare('SELECT df FROM vi_lex_terms WHERE term = ?').get(t) as { df: number }).df;
+      for (const t of terms) expect(df(t)).toBe(all.filter((r) => r.main.has(t)).length);
+      expect(lb.size().postings).toBe(all.reduce((n, r) => n + r.main.size, 0));
+      const q = terms.slice(0, 3).map((term) => ({ cls: 0 as const, term, repeat: 1 }));
+      expect(lb.topK(lb.prepare('a', q, 0.6)!, 20, null).map((h) => h.id)).toEqual(exhaustive(all, q, 0.6, () => true).slice(0, 20).map((h) => h.id));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers every query exactly as BM25 over the live rows, through any mix of writes, removals, merge steps and two connections', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctxmesh-lex-tail-'));
+    let run = 0;
+    try {
+      fc.assert(
+        fc.property(fc.array(opArb, { minLength: 1, maxLength: 30 }), (ops) => {
+          const path = join(dir, `t${run++}.db`);
+          const conns = [openEmbeddedDb(path), openEmbeddedDb(path)];
+          try {
+            const lexes = conns.map((db) => new LexicalIndex(db));
+            const live = new Map<number, LexicalRow>();
+            const removed: number[] = [];
+            let nextId = 1;
+            const check = (conn: number, account: string, q: Array<{ cls: 0 | 1; term: string; repeat: number }>, k: number, mod: number) => {
+              const rows = [...live.values()].filter((r) => r.account === account);
+              const accept = (id: number) => mod === 1 || id % mod !== 0;
+              const want = rows.length > 0 ? exhaustive(rows, q, 0.6, accept).slice(0, k) : [];
+              const prepared = lexes[conn]!.prepare(account, q, 0.6);
+              const got = prepared ? lexes[conn]!.topK(prepared, k, accept) : [];
+              expect(got.map((h) => h.id)).toEqual(want.map((h) => h.id));
+              got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 9));
+            };
+            for (const op of ops) {
+              if (op.kind === 'write') {
+                const ids = [...live.keys()];
+                const gone = [...new Set(op.remove.filter(() => ids.length > 0).map((i) => ids[i % ids.length]!))].map((id) => live.get(id)!);
+                const fresh = op.add.map((a) => {
+                  // SQLite hands a deleted id out again: sometimes one removed earlier (or in this write) comes back.
+                  const reusable = [...removed, ...gone.map((g) => g.id)].filter((id) => !live.has(id) || gone.some((g) => g.id === id));
+                  const id = a.reuse === 0 && reusable.length > 0 ? reusable.pop()! : nextId++;
+                  const i = removed.indexOf(id);
+                  if (i >= 0) removed.splice(i, 1);
+                  return row(id, a.main, a.minor, a.account);
+                });
+                // Ids given out twice in one write stand for one row each: keep the first.
+                const seen = new Set<number>();
+                const adds = fresh.filter((r) => !seen.has(r.id) && (seen.add(r.id), true));
+                conns[op.conn]!.transaction(() => {
+                  lexes[op.conn]!.remove(gone);
+                  lexes[op.conn]!.add(adds);
+                }).immediate();
+                for (const g of gone) {
+                  live.delete(g.id);
+                  removed.push(g.id);
+                }
+                for (const r of adds) {
+                  live.set(r.id, r);
+                  const i = removed.indexOf(r.id);
+                  if (i >= 0) removed.splice(i, 1);
+                }
+              } else if (op.kind === 'merge') {
+                lexes[op.conn]!.mergeStep({ budgetMs: 1000, maxWork: op.maxWork, minRows: op.minRows });
+              } else check(op.conn, op.account, op.terms, op.k, op.mod);
+            }
+            // The whole index, from either connection: as a from-scratch build of the live rows, before and after merging.
+            const scratchDb = openEmbeddedDb(':memory:');
+            try {
+              const scratch = new LexicalIndex(scratchDb);
+              scratch.addMerged([...live.values()]);
+              const { terms, postings } = scratch.size();
+              for (const lex of lexes) expect(lex.size()).toMatchObject({ terms, postings });
+              lexes[1]!.mergeAll();
+              expect(lexes[0]!.pendingRows()).toBe(0);
+              for (const lex of lexes) expect(lex.size()).toMatchObject({ terms, postings, blocks: expect.any(Number) });
+              for (const account of ['a', 'b']) for (const conn of [0, 1]) check(conn, account, vocab.map((term) => ({ cls: 0, term, repeat: 1 })), 50, 1);
+            } finally {
+              scratchDb.close();
+            }
+          } finally {
+            for (const c of conns) c.close();
+          }
+        }),
+        { numRuns: 80 },
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

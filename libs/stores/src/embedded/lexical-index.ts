@@ -1,38 +1,58 @@
 import type Database from 'better-sqlite3';
 import type { EmbeddedDb } from './db';
 import { bm25Idf, bm25Tf } from '../ranking/bm25';
-import type { TermClass } from '../ranking/query';
-import { BLOCK_SIZE, type Block, decodeBlock, encodeBlock } from './postings';
+import { decodeTermCounts as decodePending, encodeTermCounts } from '../ranking/terms';
+import { BlockWriter, type LexicalRow, type TermClass, TIERS, groupRows, indexOf, rowLength } from './lexical-blocks';
+import { type MergeStepOptions, TailMerge } from './lexical-merge';
+import { type TailList, TailMirror } from './lexical-tail';
+import { type Block, decodeBlock } from './postings';
+
+export { TIERS, impactTier, type LexicalRow, type TermClass } from './lexical-blocks';
+export type { MergeStepOptions } from './lexical-merge';
 
 /**
- * Tables of the block-max inverted index (schema 4). A term is (account, class, term) — class 0
+ * Tables of the block-max inverted index (schema 5). A term is (account, class, term) — class 0
  * for main terms (stemmed words, CJK bigrams), 1 for minor ones (CJK unigrams), as the FTS5
  * columns were — so one tenant's rows never change another's statistics. A term's postings are
  * split into impact tiers ({@link impactTier}), each a list of blocks in ascending row id.
+ * Rows written wait in the tail (`vi_lex_pending`, their terms as `encodeTermCounts` writes
+ * them) until a merge moves them into the blocks (`vi_lex_tail` holds the merge's state, and
+ * `vi_lex_terms.merged` which terms it has done: see {@link TailState}).
  * Every write transaction takes a new version number (`vi_lex_version`) and stamps the terms
- * and blocks it changes with it, so a reader's in-memory copies of headers and decoded blocks,
- * keyed by version, are never stale — whichever connection or process wrote.
+ * and blocks it changes with it, so a reader's in-memory copies of headers, decoded blocks and
+ * pending rows, keyed by version, are never stale — whichever connection or process wrote.
  */
 export const LEXICAL_INDEX_DDL = `
-  CREATE TABLE IF NOT EXISTS vi_lex_terms(tid INTEGER PRIMARY KEY, account TEXT NOT NULL, cls INTEGER NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, ver INTEGER NOT NULL);
+  CREATE TABLE IF NOT EXISTS vi_lex_terms(tid INTEGER PRIMARY KEY, account TEXT NOT NULL, cls INTEGER NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, ver INTEGER NOT NULL,
+    merged INTEGER NOT NULL DEFAULT 0);
   CREATE UNIQUE INDEX IF NOT EXISTS vi_lex_terms_key ON vi_lex_terms(account, cls, term);
   CREATE TABLE IF NOT EXISTS vi_lex_blocks(tid INTEGER NOT NULL, tier INTEGER NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL, n INTEGER NOT NULL,
     max_tf INTEGER NOT NULL, min_len INTEGER NOT NULL, ver INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(tid, tier, first)) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS vi_lex_rows(account TEXT PRIMARY KEY, rows INTEGER NOT NULL, tokens INTEGER NOT NULL) WITHOUT ROWID;
   CREATE TABLE IF NOT EXISTS vi_lex_version(id INTEGER PRIMARY KEY CHECK (id = 1), ver INTEGER NOT NULL);
+  CREATE TABLE IF NOT EXISTS vi_lex_pending(id INTEGER PRIMARY KEY, ver INTEGER NOT NULL, account TEXT NOT NULL, terms TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS vi_lex_pending_ver ON vi_lex_pending(ver);
+  CREATE TABLE IF NOT EXISTS vi_lex_tail(id INTEGER PRIMARY KEY CHECK (id = 1), merge_ver INTEGER NOT NULL, phase INTEGER NOT NULL, drops INTEGER NOT NULL,
+    dropped INTEGER NOT NULL);
+  INSERT OR IGNORE INTO vi_lex_tail(id, merge_ver, phase, drops, dropped) VALUES (1, 0, 0, 0, 0);
 `;
 
-export type { TermClass };
-
-/** One row's lexical terms, as written or removed. */
-export interface LexicalRow {
-  /** Row id (`vi_nodes.id`). */
-  id: number;
-  account: string;
-  /** Main term → occurrences. */
-  main: ReadonlyMap<string, number>;
-  /** Minor term → occurrences. */
-  minor: ReadonlyMap<string, number>;
+/**
+ * Create the lexical index's tables in `db`, or bring a schema-4 layout up to date (the
+ * terms' `merged` column, the tail's tables): idempotent, and safe against another connection
+ * doing the same.
+ */
+export function ensureLexicalTables(db: EmbeddedDb): void {
+  const upToDate = (): boolean => {
+    const cols = db.prepare("SELECT name FROM pragma_table_info('vi_lex_terms')").pluck().all() as string[];
+    return cols.includes('merged') && db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'vi_lex_tail'").get() !== undefined;
+  };
+  if (upToDate()) return;
+  db.transaction(() => {
+    const cols = db.prepare("SELECT name FROM pragma_table_info('vi_lex_terms')").pluck().all() as string[];
+    if (cols.length > 0 && !cols.includes('merged')) db.exec('ALTER TABLE vi_lex_terms ADD COLUMN merged INTEGER NOT NULL DEFAULT 0');
+    db.exec(LEXICAL_INDEX_DDL);
+  }).immediate();
 }
 
 /** One query term. */
@@ -43,13 +63,16 @@ export interface LexicalQueryTerm {
   repeat: number;
 }
 
-/** A term of an account as the index stores it. */
+/** A term of an account as the index holds it: in its blocks, in its tail of pending rows, or both. */
 export interface LexicalTermRow {
+  /** Term id in the blocks (-1: only pending rows hold the term). */
   tid: number;
-  /** Rows holding the term. */
+  /** Rows holding the term: the blocks' and the pending ones. */
   df: number;
-  /** Version of the last write that changed it. */
+  /** Version of the last write that changed its blocks (-1: it has none). */
   ver: number;
+  /** Its pending postings, by impact tier (rows not merged into the blocks yet). */
+  pending: TailList[];
 }
 
 /** A query term resolved and weighed for a top-k run. */
@@ -63,9 +86,9 @@ export interface WeightedLexicalTerm {
 
 /** What a top-k run did (the bench and tests read it: cost must grow with k and the rarest terms). */
 export interface LexicalTopKStats {
-  /** Blocks of the query terms. */
+  /** Blocks of the query terms (a tier of a term's pending postings counts as one). */
   blocks: number;
-  /** Blocks decoded. */
+  /** Blocks decoded (or pending lists read). */
   blocksDecoded: number;
   /** Postings of the query terms, in all. */
   postings: number;
@@ -73,29 +96,6 @@ export interface LexicalTopKStats {
   postingsScored: number;
   /** Rows whose score was completed from single blocks after the reading stopped. */
   completed?: number;
-}
-
-/** Impact tiers of a term's postings. */
-export const TIERS = 9;
-
-/**
- * The impact tier of a posting, from its term frequency and row length only (so a removal finds
- * it again): higher tiers hold the postings BM25 weighs most — frequent in short rows — so their
- * blocks' bounds are high and tight, and the bulk (once, in a long row) sits in low tiers whose
- * blocks a query seldom needs to read.
- */
-export function impactTier(tf: number, len: number): number {
-  const f = tf >= 4 ? 2 : tf >= 2 ? 1 : 0;
-  const l = len <= 64 ? 2 : len <= 256 ? 1 : 0;
-  return f * 3 + l;
-}
-
-/** Row length in tokens as BM25 counts it (every term of both classes, plus FTS5's account token). */
-function rowLength(r: LexicalRow): number {
-  let n = 1;
-  for (const c of r.main.values()) n += c;
-  for (const c of r.minor.values()) n += c;
-  return n;
 }
 
 interface Header {
@@ -123,9 +123,14 @@ interface TermBlocks {
   tfBound: Float64Array;
 }
 
+/** The headers of a term the blocks do not hold (only pending rows do). */
+const NO_BLOCKS: TermBlocks = { ver: -1, blocks: [], tierStart: new Int32Array(TIERS + 1), avgLen: Number.NaN, order: new Int32Array(0), tfBound: new Float64Array(0) };
+
 /** One query term resolved against the index. */
 interface ResolvedTerm {
+  /** Term id in the blocks (-1: only pending rows hold it). */
   tid: number;
+  /** Document frequency: the blocks' and the pending rows'. */
   df: number;
   /** repeat × idf. */
   w: number;
@@ -134,6 +139,8 @@ interface ResolvedTerm {
   tb: TermBlocks;
   /** Upper bound of each block's contribution, parallel to `tb.blocks`. */
   ub: Float64Array;
+  /** The term's pending postings, by tier. */
+  pending: TailList[];
 }
 
 /** A query prepared against one account: shared by every search of a batch with that text. */
@@ -149,14 +156,6 @@ const LOOKUP_COST = 10;
 /** Block headers kept in memory across queries (least recently used terms go first). */
 const HEADER_CACHE_BLOCKS = 400_000;
 
-interface BlockRow {
-  tier: number;
-  first: number;
-  last: number;
-  n: number;
-  data: Buffer;
-}
-
 /**
  * The embedded lexical index: per (account, class, term) a postings list in impact tiers of
  * blocks of {@link BLOCK_SIZE} ascending row ids, each block stored with its largest term
@@ -169,33 +168,31 @@ interface BlockRow {
  * that may hold them. So the cost follows the rarest (highest IDF) terms and k, not the number
  * of rows that match.
  *
- * Writes run inside the caller's transaction (the node's): postings are appended to the last
- * block of their tier (row ids only grow), removed from the block that holds them, and a term
+ * Writes (inside the caller's transaction: the node's) are an LSM-style tail: a row added is one
+ * row of `vi_lex_pending` and a change of its account's statistics, whatever its terms. Queries
+ * score the pending rows from an in-memory mirror of them ({@link TailMirror}, synced from the
+ * file, so every connection and process sees them) beside the blocks, with statistics that count
+ * both, so results are exactly those of an index holding every row in blocks. {@link mergeStep}
+ * moves pending rows into the blocks in bounded steps ({@link TailMerge}), many rows at once,
+ * so a term's blocks are rewritten once per merge instead of once per write. A removal drops a
+ * pending row from the tail, and a merged row's postings from the blocks that hold them; a term
  * whose document frequency reaches zero is dropped. Headers and decoded blocks are kept in
  * bounded memory caches keyed by the write version that produced them.
  */
 export class LexicalIndex {
   private readonly st: Record<string, Database.Statement>;
+  private readonly blocks: BlockWriter;
+  private readonly tail: TailMirror;
+  private readonly merge: TailMerge;
 
   constructor(private readonly db: EmbeddedDb) {
-    db.exec(LEXICAL_INDEX_DDL);
+    ensureLexicalTables(db);
+    this.blocks = new BlockWriter(db);
+    this.tail = new TailMirror(db);
+    this.merge = new TailMerge(db, this.blocks, this.tail);
     this.st = {
-      tid: db.prepare('SELECT tid, df, ver FROM vi_lex_terms WHERE account = ? AND cls = ? AND term = ?'),
-      upTerm: db
-        .prepare(
-          'INSERT INTO vi_lex_terms(account, cls, term, df, ver) VALUES (?, ?, ?, ?, ?) ON CONFLICT(account, cls, term) DO UPDATE SET df = df + excluded.df, ver = excluded.ver RETURNING tid',
-        )
-        .pluck(),
-      setDf: db.prepare('UPDATE vi_lex_terms SET df = ?, ver = ? WHERE tid = ?'),
+      tid: db.prepare('SELECT tid, df, ver, merged FROM vi_lex_terms WHERE account = ? AND cls = ? AND term = ?'),
       bump: db.prepare('INSERT INTO vi_lex_version(id, ver) VALUES (1, 1) ON CONFLICT(id) DO UPDATE SET ver = ver + 1 RETURNING ver').pluck(),
-      delTerm: db.prepare('DELETE FROM vi_lex_terms WHERE tid = ?'),
-      lastBlock: db.prepare('SELECT tier, first, last, n, data FROM vi_lex_blocks WHERE tid = ? AND tier = ? ORDER BY first DESC LIMIT 1'),
-      blockAt: db.prepare('SELECT tier, first, last, n, data FROM vi_lex_blocks WHERE tid = ? AND tier = ? AND first <= ? ORDER BY first DESC LIMIT 1'),
-      tierBlocks: db.prepare('SELECT tier, first, last, n, data FROM vi_lex_blocks WHERE tid = ? AND tier = ? ORDER BY first'),
-      insBlock: db.prepare('INSERT INTO vi_lex_blocks(tid, tier, first, last, n, max_tf, min_len, ver, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
-      delBlock: db.prepare('DELETE FROM vi_lex_blocks WHERE tid = ? AND tier = ? AND first = ?'),
-      delTier: db.prepare('DELETE FROM vi_lex_blocks WHERE tid = ? AND tier = ?'),
-      delBlocks: db.prepare('DELETE FROM vi_lex_blocks WHERE tid = ?'),
       headers: db.prepare('SELECT tier, first, last, n, max_tf, min_len, ver FROM vi_lex_blocks WHERE tid = ? ORDER BY tier, first').raw(),
       data: db.prepare('SELECT data FROM vi_lex_blocks WHERE tid = ? AND tier = ? AND first = ?').pluck(),
       tierData: db.prepare('SELECT first, ver, n, data FROM vi_lex_blocks WHERE tid = ? AND tier = ? AND first BETWEEN ? AND ? ORDER BY first').raw(),
@@ -203,156 +200,133 @@ export class LexicalIndex {
       addRows: db.prepare(
         'INSERT INTO vi_lex_rows(account, rows, tokens) VALUES (?, ?, ?) ON CONFLICT(account) DO UPDATE SET rows = rows + excluded.rows, tokens = tokens + excluded.tokens',
       ),
+      tail: db.prepare('SELECT merge_ver AS mergeVer, phase, dropped FROM vi_lex_tail WHERE id = 1'),
+      insPending: db.prepare('INSERT INTO vi_lex_pending(id, ver, account, terms) VALUES (?, ?, ?, ?)'),
+      pendingOf: db.prepare('SELECT ver, terms FROM vi_lex_pending WHERE id = ?'),
+      delPending: db.prepare('DELETE FROM vi_lex_pending WHERE id = ?'),
+      setDrops: db.prepare('UPDATE vi_lex_tail SET drops = ? WHERE id = 1'),
     };
   }
 
   // ------------------------------------------------------------------ writes
 
-  /** Add the postings of new rows (inside the caller's write transaction). */
+  /**
+   * Add new rows (inside the caller's write transaction): each becomes a pending row of the
+   * tail, searchable at once; a merge ({@link mergeStep}) moves it into the blocks later.
+   */
   add(rows: readonly LexicalRow[]): void {
-    this.apply(rows, 1);
-  }
-
-  /** Remove the postings of rows about to be deleted, given the terms they were written with. */
-  remove(rows: readonly LexicalRow[]): void {
-    this.apply(rows, -1);
-  }
-
-  /** Version of the write in progress (see {@link LEXICAL_INDEX_DDL}). */
-  private ver = 0;
-
-  private apply(rows: readonly LexicalRow[], sign: 1 | -1): void {
     if (rows.length === 0) return;
-    this.ver = this.st.bump.get() as number;
-    // Group by term, then tier, so a batch touches each term's blocks once.
-    type Group = { account: string; cls: TermClass; term: string; count: number; tiers: Map<number, { ids: number[]; tfs: number[]; lens: number[] }> };
-    const byTerm = new Map<string, Group>();
+    const ver = this.st.bump.get() as number;
+    this.countRows(rows, 1);
+    for (const r of rows) {
+      if (r.main.size + r.minor.size === 0) continue;
+      this.st.insPending.run(r.id, ver, r.account, encodeTermCounts({ main: new Map(r.main), minor: new Map(r.minor) }));
+    }
+  }
+
+  /**
+   * Add rows straight into the blocks, bypassing the tail (bulk builds: the schema upgrade): one
+   * upsert per term and a rewrite of its tiers' last blocks per call.
+   */
+  addMerged(rows: readonly LexicalRow[]): void {
+    if (rows.length === 0) return;
+    this.blocks.ver = this.st.bump.get() as number;
+    this.countRows(rows, 1);
+    for (const g of groupRows(rows.map((row) => ({ row, len: rowLength(row) }))).values()) this.blocks.addTerm(g, 0);
+  }
+
+  /**
+   * Remove the postings of rows about to be deleted, given the terms they were written with: a
+   * pending row leaves the tail (with any of its postings a merge in progress has already moved),
+   * a merged row's postings leave the blocks.
+   */
+  remove(rows: readonly LexicalRow[]): void {
+    if (rows.length === 0) return;
+    const ver = this.st.bump.get() as number;
+    this.blocks.ver = ver;
+    this.countRows(rows, -1);
+    const tail = this.st.tail.get() as { mergeVer: number; phase: number; dropped: number };
+    const fromBlocks: Array<{ row: LexicalRow; len: number; only?: (cls: TermClass, term: string) => boolean }> = [];
+    let dropped = false;
+    for (const r of rows) {
+      const p = this.st.pendingOf.get(r.id) as { ver: number; terms: string } | undefined;
+      if (!p) {
+        fromBlocks.push({ row: r, len: rowLength(r) });
+        continue;
+      }
+      this.st.delPending.run(r.id);
+      const stored = { id: r.id, account: r.account, ...decodePending(p.terms) };
+      if (p.ver <= tail.dropped) {
+        // Merged already; its row was not deleted yet.
+        fromBlocks.push({ row: stored, len: rowLength(stored) });
+        continue;
+      }
+      dropped = true;
+      if (tail.mergeVer !== 0 && p.ver <= tail.mergeVer) {
+        // A row of the merge in progress: the terms it has done hold its postings in their blocks.
+        const mergeVer = tail.mergeVer;
+        fromBlocks.push({ row: stored, len: rowLength(stored), only: (cls, term) => this.blocks.termRow(r.account, cls, term)?.merged === mergeVer });
+      }
+    }
+    if (dropped) this.st.setDrops.run(ver);
+    for (const g of groupRows(fromBlocks).values()) this.blocks.removeTerm(g);
+  }
+
+  private countRows(rows: readonly LexicalRow[], sign: 1 | -1): void {
     const perAccount = new Map<string, { rows: number; tokens: number }>();
     for (const r of rows) {
-      const len = rowLength(r);
       const acc = perAccount.get(r.account) ?? { rows: 0, tokens: 0 };
       acc.rows += 1;
-      acc.tokens += len;
+      acc.tokens += rowLength(r);
       perAccount.set(r.account, acc);
-      for (const [cls, m] of [[0, r.main] as const, [1, r.minor] as const]) {
-        for (const [term, tf] of m) {
-          const key = `${r.account}\u0000${cls}\u0000${term}`;
-          let g = byTerm.get(key);
-          if (!g) byTerm.set(key, (g = { account: r.account, cls, term, count: 0, tiers: new Map() }));
-          g.count++;
-          const tier = impactTier(tf, len);
-          let p = g.tiers.get(tier);
-          if (!p) g.tiers.set(tier, (p = { ids: [], tfs: [], lens: [] }));
-          p.ids.push(r.id);
-          p.tfs.push(tf);
-          p.lens.push(len);
-        }
-      }
     }
     for (const [account, a] of perAccount) this.st.addRows.run(account, sign * a.rows, sign * a.tokens);
-    for (const g of byTerm.values()) {
-      let tid: number;
-      if (sign > 0) {
-        // One statement: the term's row created or its frequency raised.
-        tid = this.st.upTerm.get(g.account, g.cls, g.term, g.count, this.ver) as number;
-      } else {
-        const t = this.st.tid.get(g.account, g.cls, g.term) as { tid: number; df: number } | undefined;
-        if (!t) continue;
-        tid = t.tid;
-        const df = t.df - g.count;
-        if (df <= 0) {
-          this.st.delBlocks.run(tid);
-          this.st.delTerm.run(tid);
-          continue;
-        }
-        this.st.setDf.run(df, this.ver, tid);
-      }
-      for (const [tier, p] of g.tiers) {
-        const order = p.ids.map((_, i) => i).sort((x, y) => p.ids[x]! - p.ids[y]!);
-        const ids = order.map((i) => p.ids[i]!);
-        if (sign > 0) this.append(tid, tier, ids, order.map((i) => p.tfs[i]!), order.map((i) => p.lens[i]!));
-        else this.removeIds(tid, tier, ids);
-      }
-    }
   }
 
-  private insertBlock(tid: number, tier: number, ids: ArrayLike<number>, tfs: ArrayLike<number>, lens: ArrayLike<number>): void {
-    let maxTf = 0;
-    let minLen = Infinity;
-    for (let i = 0; i < ids.length; i++) {
-      if (tfs[i]! > maxTf) maxTf = tfs[i]!;
-      if (lens[i]! < minLen) minLen = lens[i]!;
-    }
-    this.st.insBlock.run(tid, tier, ids[0], ids[ids.length - 1], ids.length, Math.min(255, maxTf), Math.min(65_535, minLen), this.ver, encodeBlock(ids, tfs, lens));
+  /**
+   * One step of merging the tail into the blocks: a write transaction of its own, of about
+   * `budgetMs` (see {@link MergeStepOptions}); call it outside any transaction.
+   * @returns whether merge work remains
+   */
+  mergeStep(opts: MergeStepOptions = {}): boolean {
+    return this.merge.step(opts);
   }
 
-  /** Write postings (ascending ids) as full blocks of a tier, after any existing ones. */
-  private writeBlocks(tid: number, tier: number, ids: number[], tfs: number[], lens: number[]): void {
-    for (let at = 0; at < ids.length; at += BLOCK_SIZE) {
-      const end = Math.min(ids.length, at + BLOCK_SIZE);
-      this.insertBlock(tid, tier, ids.slice(at, end), tfs.slice(at, end), lens.slice(at, end));
-    }
+  /** Merge every pending row into the blocks now, in steps (tests, tools; a server uses {@link mergeStep}). */
+  mergeAll(): void {
+    while (this.merge.step({ budgetMs: 1000 }));
   }
 
-  /** Append postings whose ids follow the tier's last block; anything else rewrites the tier's list. */
-  private append(tid: number, tier: number, ids: number[], tfs: number[], lens: number[]): void {
-    const last = this.st.lastBlock.get(tid, tier) as BlockRow | undefined;
-    if (last && ids[0]! <= last.last) {
-      // Not an append (a rebuild, or ids written out of order): merge into the whole tier.
-      this.rewrite(tid, tier, ids, tfs, lens);
-      return;
-    }
-    if (last && last.n < BLOCK_SIZE) {
-      const b = decodeBlock(last.data, last.first, last.n);
-      const take = Math.min(BLOCK_SIZE - last.n, ids.length);
-      this.st.delBlock.run(tid, tier, last.first);
-      this.insertBlock(tid, tier, [...b.ids, ...ids.slice(0, take)], [...b.tfs, ...tfs.slice(0, take)], [...b.lens, ...lens.slice(0, take)]);
-      ids = ids.slice(take);
-      tfs = tfs.slice(take);
-      lens = lens.slice(take);
-    }
-    if (ids.length > 0) this.writeBlocks(tid, tier, ids, tfs, lens);
+  /** Rows waiting in the tail (as of the last committed write). */
+  pendingRows(): number {
+    this.tail.sync();
+    return this.tail.liveRows;
   }
 
-  private rewrite(tid: number, tier: number, ids: number[], tfs: number[], lens: number[]): void {
-    const all = new Map<number, [number, number]>();
-    for (const r of this.st.tierBlocks.all(tid, tier) as BlockRow[]) {
-      const b = decodeBlock(r.data, r.first, r.n);
-      for (let i = 0; i < b.ids.length; i++) all.set(b.ids[i]!, [b.tfs[i]!, b.lens[i]!]);
-    }
-    ids.forEach((id, i) => all.set(id, [tfs[i]!, lens[i]!]));
-    this.st.delTier.run(tid, tier);
-    const sorted = [...all.keys()].sort((a, b) => a - b);
-    this.writeBlocks(
-      tid,
-      tier,
-      sorted,
-      sorted.map((id) => all.get(id)![0]),
-      sorted.map((id) => all.get(id)![1]),
-    );
-  }
-
-  private removeIds(tid: number, tier: number, ids: number[]): void {
-    for (const id of ids) {
-      const r = this.st.blockAt.get(tid, tier, id) as BlockRow | undefined;
-      if (!r || id > r.last) continue;
-      const b = decodeBlock(r.data, r.first, r.n);
-      const at = indexOf(b.ids, id);
-      if (at < 0) continue;
-      this.st.delBlock.run(tid, tier, r.first);
-      if (r.n === 1) continue;
-      const keep = (_: number, i: number) => i !== at;
-      this.insertBlock(tid, tier, [...b.ids].filter(keep), [...b.tfs].filter(keep), [...b.lens].filter(keep));
-    }
-  }
-
-  /** Terms, blocks and postings of the whole index (for tests and the bench). */
+  /**
+   * Terms, blocks and postings of the whole index (for tests and the bench): terms and postings
+   * count the pending rows' too, blocks only the blocks.
+   */
   size(): { terms: number; blocks: number; postings: number } {
-    return this.db.prepare('SELECT (SELECT COUNT(*) FROM vi_lex_terms) AS terms, COUNT(*) AS blocks, COALESCE(SUM(n), 0) AS postings FROM vi_lex_blocks').get() as {
-      terms: number;
-      blocks: number;
-      postings: number;
-    };
+    return this.db.transaction(() => {
+      this.tail.sync();
+      const out = this.db
+        .prepare('SELECT (SELECT COUNT(*) FROM vi_lex_terms) AS terms, COUNT(*) AS blocks, COALESCE(SUM(n), 0) AS postings FROM vi_lex_blocks')
+        .get() as { terms: number; blocks: number; postings: number };
+      for (const t of this.tail.allTerms()) {
+        const f = this.blocks.termRow(t.account, t.cls, t.term);
+        const { df } = this.tail.lists(t, this.movedUpTo(f?.merged));
+        out.postings += df;
+        if (df > 0 && !f) out.terms++;
+      }
+      return out;
+    })();
+  }
+
+  /** Pending rows of version ≤ this are in a term's blocks, given the merge stamp on its row. */
+  private movedUpTo(merged: number | undefined): number {
+    const s = this.tail.state;
+    return s.mergeVer !== 0 && s.phase !== 3 && merged === s.mergeVer ? s.mergeVer : 0;
   }
 
   // ------------------------------------------------------------------ queries
@@ -363,18 +337,30 @@ export class LexicalIndex {
     return r ?? { rows: 0, tokens: 0 };
   }
 
-  /** One term of an account: its id, document frequency and version, or undefined when no row holds it. */
+  /**
+   * One term of an account: its id, document frequency and version in the blocks, and its
+   * pending postings (the tail synced first: call it in the read transaction of the search), or
+   * undefined when no row holds it.
+   */
   term(account: string, cls: TermClass, term: string): LexicalTermRow | undefined {
-    return this.st.tid.get(account, cls, term) as LexicalTermRow | undefined;
+    this.tail.sync();
+    const f = this.st.tid.get(account, cls, term) as { tid: number; df: number; ver: number; merged: number } | undefined;
+    const p = this.tail.lists({ account, cls, term }, this.movedUpTo(f?.merged));
+    const df = (f?.df ?? 0) + p.df;
+    if (df <= 0) return undefined;
+    return f && f.df > 0 ? { tid: f.tid, df, ver: f.ver, pending: p.lists } : { tid: -1, df, ver: -1, pending: p.lists };
   }
 
   /**
-   * Resolve a query's terms against one account: document frequencies, IDF, and the block
-   * headers with each block's bound. Terms the account does not hold are left out.
+   * Resolve a query's terms against one account: document frequencies (the blocks' and the
+   * pending rows'), IDF, the block headers with each block's bound, and the term's pending
+   * postings. Terms the account does not hold are left out. Reads one snapshot: the caller's
+   * transaction, or one of its own.
    * @param minorWeight frequency weight of minor terms (FTS5's column weight)
    * @param maxDfFraction terms in more than this share of the account's rows are left out when rarer ones exist (they only cost time)
    */
   prepare(account: string, terms: readonly LexicalQueryTerm[], minorWeight: number, maxDfFraction = 1): PreparedLexicalQuery | null {
+    if (!this.db.inTransaction) return this.db.transaction(() => this.prepare(account, terms, minorWeight, maxDfFraction))();
     const stats = this.rowStats(account);
     if (stats.rows <= 0 || terms.length === 0) return null;
     const n = stats.rows;
@@ -388,7 +374,7 @@ export class LexicalIndex {
     const all: Array<{ row: LexicalTermRow; q: LexicalQueryTerm }> = [];
     for (const q of want.values()) {
       const row = this.term(account, q.cls, q.term);
-      if (row && row.df > 0) all.push({ row, q });
+      if (row) all.push({ row, q });
     }
     const specific = all.filter((f) => f.row.df <= maxDfFraction * n);
     const weighted: WeightedLexicalTerm[] = [];
@@ -402,17 +388,18 @@ export class LexicalIndex {
 
   /**
    * A query of terms already weighed (the shared ranking's selection, `QueryScorer.selected`):
-   * the block headers of each with each block's bound for the account's mean row length.
+   * the block headers of each with each block's bound for the account's mean row length, and
+   * its pending postings (as {@link term} found them: call both in one transaction).
    * @param avgLen mean BM25 row length of the account
    * @returns null when no term is given
    */
   resolve(terms: readonly WeightedLexicalTerm[], avgLen: number): PreparedLexicalQuery | null {
     const out: ResolvedTerm[] = [];
     for (const { row, w, colWeight } of terms) {
-      const tb = this.blocksOf(row.tid, row.ver, avgLen, colWeight);
+      const tb = row.tid < 0 ? NO_BLOCKS : this.blocksOf(row.tid, row.ver, avgLen, colWeight);
       const ub = new Float64Array(tb.tfBound.length);
       for (let i = 0; i < ub.length; i++) ub[i] = w * tb.tfBound[i]!;
-      out.push({ tid: row.tid, df: row.df, w, colWeight, tb, ub });
+      out.push({ tid: row.tid, df: row.df, w, colWeight, tb, ub, pending: row.pending });
     }
     return out.length > 0 ? { terms: out, avgLen } : null;
   }
@@ -557,7 +544,8 @@ export class LexicalIndex {
     const T = q.terms.length;
     // Seen-in-term bits cover 32 terms; rows of later terms are bounded without them.
     const B = Math.min(T, 32);
-    type List = { ti: number; lo: number; hi: number; max: number; postings: number };
+    // A list is one tier of a term: blocks [lo, hi) of its headers, or its pending postings (`tail`).
+    type List = { ti: number; lo: number; hi: number; max: number; postings: number; tail: Block | null };
     const lists: List[] = [];
     const perTerm: List[][] = q.terms.map(() => []);
     let maxId = 0;
@@ -573,7 +561,14 @@ export class LexicalIndex {
           if (t.tb.blocks[i]!.last > maxId) maxId = t.tb.blocks[i]!.last;
           postings += t.tb.blocks[i]!.n;
         }
-        const l = { ti, lo, hi, max: mx, postings };
+        const l = { ti, lo, hi, max: mx, postings, tail: null };
+        lists.push(l);
+        perTerm[ti]!.push(l);
+      }
+      for (const p of t.pending) {
+        const ids = p.block.ids;
+        if (ids[ids.length - 1]! > maxId) maxId = ids[ids.length - 1]!;
+        const l = { ti, lo: 0, hi: 0, max: t.w * bm25Tf(t.colWeight * p.maxTf, p.minLen, q.avgLen), postings: ids.length, tail: p.block };
         lists.push(l);
         perTerm[ti]!.push(l);
       }
@@ -637,7 +632,7 @@ export class LexicalIndex {
         const cw = t.colWeight;
         const avg = q.avgLen;
         const bit = l.ti < B ? 1 << l.ti : 0;
-        for (const b of this.listBlocks(t, l.lo, l.hi)) {
+        for (const b of l.tail ? [l.tail] : this.listBlocks(t, l.lo, l.hi)) {
           decoded++;
           const { ids, tfs, lens } = b;
           for (let i = 0; i < ids.length; i++) {
@@ -665,9 +660,13 @@ export class LexicalIndex {
             const t = q.terms[ti]!;
             for (const l of perTerm[ti]!) {
               if (read.has(l)) continue;
-              const bi = findBlock(t.tb.blocks, l.lo, l.hi - 1, id);
-              if (bi < 0) continue;
-              const b = this.blockAt(t, bi);
+              let b: Block;
+              if (l.tail) b = l.tail;
+              else {
+                const bi = findBlock(t.tb.blocks, l.lo, l.hi - 1, id);
+                if (bi < 0) continue;
+                b = this.blockAt(t, bi);
+              }
               const at = indexOf(b.ids, id);
               if (at >= 0) {
                 acc[id]! += t.w * bm25Tf(t.colWeight * b.tfs[at]!, b.lens[at]!, q.avgLen);
@@ -685,7 +684,7 @@ export class LexicalIndex {
       }
       pool.sort((a, b) => acc[b]! - acc[a]! || a - b);
       if (stats) {
-        stats.blocks += q.terms.reduce((n, t) => n + t.tb.blocks.length, 0);
+        stats.blocks += q.terms.reduce((n, t) => n + t.tb.blocks.length + t.pending.length, 0);
         stats.postings += q.terms.reduce((n, t) => n + t.df, 0);
         stats.blocksDecoded += decoded;
         stats.postingsScored += scored;
@@ -736,19 +735,6 @@ function findBlock(blocks: readonly Header[], lo: number, hi: number, id: number
     const b = blocks[mid]!;
     if (id < b.first) hi = mid - 1;
     else if (id > b.last) lo = mid + 1;
-    else return mid;
-  }
-  return -1;
-}
-
-function indexOf(ids: Int32Array, id: number): number {
-  let lo = 0;
-  let hi = ids.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const v = ids[mid]!;
-    if (v < id) lo = mid + 1;
-    else if (v > id) hi = mid - 1;
     else return mid;
   }
   return -1;

@@ -1,7 +1,7 @@
 import { lexicalTerms } from '@ctxmesh/embedder';
 import { IndexDimensionMismatchError } from '../ports/errors';
 import type { EmbeddedDb } from './db';
-import { LEXICAL_INDEX_DDL, LexicalIndex, type LexicalRow } from './lexical-index';
+import { LexicalIndex, type LexicalRow, ensureLexicalTables } from './lexical-index';
 import { type TermCounts, decodeTermCounts, termCounts } from '../ranking/terms';
 import { lexicalSource } from './rows';
 
@@ -19,10 +19,12 @@ export class IndexSchemaMismatchError extends Error {
 
 /**
  * Version of the table layout below. Version 2 (URIs unique across accounts, document
- * frequencies shared by every account) and version 3 (an FTS5 table as the lexical index) are
- * upgraded in place; any other version is refused.
+ * frequencies shared by every account), version 3 (an FTS5 table as the lexical index) and
+ * version 4 (the block-max index without its tail of pending rows) are upgraded in place; any
+ * other version is refused — a file of version 5 may hold pending rows that a version-4 reader
+ * would not see.
  */
-export const SCHEMA_VERSION = '4';
+export const SCHEMA_VERSION = '5';
 
 /**
  * Columns of `vi_nodes`. A point's identity is (account, uri): account-wide URIs such as
@@ -76,7 +78,7 @@ export function migrateSchema(db: EmbeddedDb, dimension: number): void {
     }).immediate();
   }
   const schema = meta('schema');
-  if (schema !== undefined && schema !== '3' && schema !== SCHEMA_VERSION) throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
+  if (schema !== undefined && schema !== '3' && schema !== '4' && schema !== SCHEMA_VERSION) throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
   db.exec(`
     CREATE TABLE IF NOT EXISTS vi_nodes(${NODE_COLUMNS});
     CREATE UNIQUE INDEX IF NOT EXISTS vi_nodes_key ON vi_nodes(account, uri);
@@ -85,13 +87,15 @@ export function migrateSchema(db: EmbeddedDb, dimension: number): void {
     CREATE TABLE IF NOT EXISTS vi_terms(account TEXT NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY(account, term)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS vi_bags(id INTEGER PRIMARY KEY, uri TEXT NOT NULL, content_hash TEXT NOT NULL, terms TEXT NOT NULL);
     CREATE VIRTUAL TABLE IF NOT EXISTS vi_vec USING vec0(embedding float[${d}] distance_metric=cosine);
-    ${LEXICAL_INDEX_DDL}
   `);
+  // Schema 4 → 5 is this: the tail's tables and the terms' merge stamp (an empty tail).
+  ensureLexicalTables(db);
   if (schema === '3') {
     db.transaction(() => {
       if (meta('schema') === '3') upgradeFrom3(db);
     }).immediate();
   }
+  if (schema === '4') db.prepare("UPDATE vi_meta SET value = ? WHERE key = 'schema' AND value = '4'").run(SCHEMA_VERSION);
   db.prepare("INSERT OR IGNORE INTO vi_meta(key, value) VALUES ('dimension', ?), ('schema', ?)").run(String(d), SCHEMA_VERSION);
 }
 
@@ -139,7 +143,8 @@ const UPGRADE_PAGE = 2_000;
  */
 function upgradeFrom3(db: EmbeddedDb): void {
   // Start from empty tables, whatever a failed or foreign attempt left in them.
-  db.exec('DELETE FROM vi_lex_blocks; DELETE FROM vi_lex_terms; DELETE FROM vi_lex_rows;');
+  db.exec(`DELETE FROM vi_lex_blocks; DELETE FROM vi_lex_terms; DELETE FROM vi_lex_rows; DELETE FROM vi_lex_pending;
+    UPDATE vi_lex_tail SET merge_ver = 0, phase = 0;`);
   const lex = new LexicalIndex(db);
   // Pages by id: better-sqlite3 cannot write while a statement of the same connection iterates.
   const page = db.prepare(
@@ -154,7 +159,8 @@ function upgradeFrom3(db: EmbeddedDb): void {
   do {
     const rows = page.all(after) as StoredTermsRow[];
     batch = rows.map((r) => ({ id: r.id, account: r.account, ...storedTermCounts(r) }));
-    lex.add(batch);
+    // Straight into the blocks: a whole file at once is what a merge is for, without the tail.
+    lex.addMerged(batch);
     if (rows.length > 0) after = rows[rows.length - 1]!.id;
   } while (batch.length === UPGRADE_PAGE);
   db.exec('DROP TABLE IF EXISTS vi_fts');

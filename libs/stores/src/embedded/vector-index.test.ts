@@ -128,7 +128,7 @@ describe('EmbeddedVectorIndex', () => {
         UPDATE vi_meta SET value = '2' WHERE key = 'schema';
       `);
       const index = new EmbeddedVectorIndex(db, { dimension: 256 });
-      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('4');
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('5');
       expect(db.prepare("SELECT account, df FROM vi_terms WHERE term = 'penguin'").all()).toEqual([{ account: 'a', df: 2 }]);
       const q = (text: string, v: Visibility = vis) => ({ visibility: v, vector: embedder.embedOne(text), text, targets: [], filter: null, limit: 5 });
       const [hits] = await index.search([q('persistent penguin colony')]);
@@ -161,7 +161,7 @@ describe('EmbeddedVectorIndex', () => {
         UPDATE vi_meta SET value = '3' WHERE key = 'schema';
       `);
       const index = new EmbeddedVectorIndex(db, { dimension: 256 });
-      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('4');
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('5');
       expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'vi_fts'").get()).toBeUndefined();
       const lexOnly = (text: string) => ({ visibility: vis, vector: null, text, targets: [], filter: null, limit: 5 });
       const [[p], [w]] = await index.search([lexOnly('penguin'), lexOnly('walrus')]);

@@ -6,6 +6,7 @@ import type { EmbeddedDb } from './db';
 import type { monotoneScores } from '../ranking/fusion';
 import { LexicalIndex, type LexicalTopKStats } from './lexical-index';
 import { LexicalLeg } from './lexical-leg';
+import { DEFAULT_TAIL_MERGE, MergeScheduler, type TailMergeOptions } from './merge-scheduler';
 import { IndexReader } from './reads';
 import { ScanCache } from './scan-cache';
 import { migrateSchema } from './schema';
@@ -45,6 +46,11 @@ export interface EmbeddedVectorIndexOptions {
    * file; `false` keeps the exact scan for every search. See {@link DenseAnn}. @default DEFAULT_ANN_OPTIONS
    */
   ann?: Partial<AnnOptions> | false;
+  /**
+   * When the lexical index's tail of pending rows is merged into its blocks (see
+   * {@link TailMergeOptions}). @default DEFAULT_TAIL_MERGE
+   */
+  lexicalTail?: Partial<TailMergeOptions>;
 }
 
 
@@ -105,6 +111,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private readonly reader: IndexReader;
   private readonly lexical: LexicalLeg;
   private readonly lexIndex: LexicalIndex;
+  private readonly merger: MergeScheduler;
   /** Lexical top-k counters since the index was opened (see {@link lexicalStats}). */
   private readonly lexStats: LexicalTopKStats = { blocks: 0, blocksDecoded: 0, postings: 0, postingsScored: 0 };
   private readonly anns: AnnSet | null;
@@ -131,6 +138,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.cache = new ScanCache(this.dimension);
     this.bags = new TermBags(this.st, this.tuning.minorWeight);
     this.lexIndex = new LexicalIndex(db);
+    this.merger = new MergeScheduler(db, this.lexIndex, { ...DEFAULT_TAIL_MERGE, ...opts.lexicalTail });
     this.writer = new IndexWriter(db, this.st, this.lexIndex, this.dimension, changeLogKeep);
     this.reader = new IndexReader(this.st, this.dimension);
     this.lexical = new LexicalLeg(this.st, this.lexIndex, this.cache, this.tuning);
@@ -204,6 +212,11 @@ export class EmbeddedVectorIndex implements VectorIndex {
   }
 
   private flush(): void {
+    if (this.queue.length > 0 && !this.closed && this.merger.full() && this.merger.stepNow()) {
+      // The lexical tail is full: writes wait, one merge step per turn, until it has room.
+      setImmediate(() => this.flush());
+      return;
+    }
     while (this.queue.length > 0) {
       // Whole calls, up to MAX_GROUP_COMMIT operations (a larger call goes alone).
       let n = 0;
@@ -235,6 +248,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
         }
       }
     }
+    if (!this.closed) this.merger.wrote();
   }
 
   /**
@@ -287,9 +301,14 @@ export class EmbeddedVectorIndex implements VectorIndex {
     await this.anns.prepare();
   }
 
-  /** Refresh SQLite's planner statistics; call it when an ingest drains. Not part of the VectorIndex port. */
+  /**
+   * Merge the lexical index's pending rows into its blocks (in steps between other work) and
+   * refresh SQLite's planner statistics; call it when an ingest drains. Not part of the
+   * VectorIndex port.
+   */
   async optimize(): Promise<void> {
     this.assertOpen();
+    await this.merger.drain();
     this.writer.optimize();
   }
 
@@ -365,6 +384,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   /** Drop the in-memory scan cache. The database handle stays open: its owner closes it. */
   async close(): Promise<void> {
     this.closed = true;
+    this.merger.close();
     this.anns?.close();
     this.cache.shards.clear();
     this.cache.where.clear();

@@ -46,6 +46,9 @@ interface PartTerm extends TermName {
   postings: number[];
 }
 
+/** Postings of the query lists a mirror keeps between syncs (least recently used terms go first): 7 bytes each. */
+const LIST_CACHE_POSTINGS = 1_000_000;
+
 /** Slots a part numbers before it compacts (packed postings must stay small integers). */
 const MAX_SLOTS = 1 << 22;
 
@@ -70,6 +73,8 @@ class Part {
   maxVer = 0;
   /** Lowest version of a live row, as far as known (a kill does not raise it). */
   minVer = Infinity;
+  /** Rows killed so far (a cached list of the part's postings is stale once it moves). */
+  kills = 0;
 
   /** @param limit the part takes rows of version ≤ this (Infinity: the open part) */
   constructor(public limit: number) {}
@@ -131,6 +136,7 @@ class Part {
 
   kill(slot: number): void {
     if (!this.alive[slot]) return;
+    this.kills++;
     this.alive[slot] = 0;
     if (this.byId.get(this.ids[slot]!) === slot) this.byId.delete(this.ids[slot]!);
     this.liveRows--;
@@ -197,6 +203,12 @@ export class TailMirror {
   private syncedVer = -1;
   /** The merge the open part was last sealed for. */
   private sealedFor = 0;
+  /**
+   * Query lists built, by term: valid while the parts, their kills and the term's postings in
+   * each are what they were (a search between two writes, or a term no write since touched).
+   */
+  private readonly listCache = new Map<string, { after: number; sig: number[]; parts: Part[]; out: { lists: TailList[]; df: number } }>();
+  private cachedPostings = 0;
   private readonly st: Record<'ver' | 'state' | 'newRows' | 'ids', Database.Statement>;
 
   constructor(private readonly db: EmbeddedDb) {
@@ -298,6 +310,30 @@ export class TailMirror {
    * @returns the lists and the postings in all (the term's pending document frequency)
    */
   lists(t: TermName, after: number): { lists: TailList[]; df: number } {
+    const key = `${t.account}\u0000${t.cls}\u0000${t.term}`;
+    const sig: number[] = [];
+    for (const p of this.parts) sig.push(p.kills, p.termOf(t.account, t.cls, t.term)?.postings.length ?? 0);
+    const hit = this.listCache.get(key);
+    if (hit) {
+      this.listCache.delete(key);
+      if (hit.after === after && hit.parts.length === this.parts.length && hit.parts.every((p, i) => p === this.parts[i]) && hit.sig.every((v, i) => v === sig[i])) {
+        this.listCache.set(key, hit);
+        return hit.out;
+      }
+      this.cachedPostings -= hit.out.df;
+    }
+    const out = this.build(t, after);
+    this.listCache.set(key, { after, sig, parts: [...this.parts], out });
+    this.cachedPostings += out.df;
+    while (this.cachedPostings > LIST_CACHE_POSTINGS && this.listCache.size > 1) {
+      const [oldest, v] = this.listCache.entries().next().value as [string, { out: { df: number } }];
+      this.listCache.delete(oldest);
+      this.cachedPostings -= v.out.df;
+    }
+    return out;
+  }
+
+  private build(t: TermName, after: number): { lists: TailList[]; df: number } {
     const by = new Map<number, { ids: number[]; tfs: number[]; lens: number[]; sorted: boolean }>();
     let df = 0;
     for (const p of this.parts) {

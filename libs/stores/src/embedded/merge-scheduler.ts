@@ -93,7 +93,8 @@ export class MergeScheduler {
       h.unref();
       this.timer = { kind: 'now', h };
     } else {
-      const h = setTimeout(() => this.tick(), delayMs);
+      // Node fires a longer timeout at once (it takes at most 2³¹ − 1 ms).
+      const h = setTimeout(() => this.tick(), Math.min(delayMs, 2 ** 31 - 1));
       h.unref();
       this.timer = { kind: 'later', h };
     }

@@ -174,6 +174,76 @@ describe('EmbeddedVectorIndex', () => {
     }
   });
 
+  it('upgrades a schema-4 file (block-max index without its tail) in place: blocks kept and searchable, later writes pending until merged', async () => {
+    const path = join(dir, 'ctx.db');
+    const db = openEmbeddedDb(path);
+    try {
+      const first = new EmbeddedVectorIndex(db, { dimension: 256 });
+      await first.replaceDocument('viking://resources/p.md', [makeRecord(embedder, 'a', 'viking://resources/p.md', 'persistent penguin colony')]);
+      await first.replaceDocument('viking://resources/q.md', [makeRecord(embedder, 'a', 'viking://resources/q.md', 'quiet walrus island')]);
+      // Every row in the blocks, as a schema-4 file holds them; then the schema-4 layout.
+      await first.optimize();
+      const size = first.lexicalSize();
+      await first.close();
+      db.exec(`
+        DROP TABLE vi_lex_pending; DROP TABLE vi_lex_tail;
+        ALTER TABLE vi_lex_terms DROP COLUMN merged;
+        UPDATE vi_meta SET value = '4' WHERE key = 'schema';
+      `);
+      const index = new EmbeddedVectorIndex(db, { dimension: 256, lexicalTail: { mergeAt: 1e9, idleMs: 1e9 } });
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('5');
+      expect(index.lexicalSize()).toEqual(size);
+      const lexOnly = (text: string) => ({ visibility: vis, vector: null, text, targets: [], filter: null, limit: 5 });
+      expect((await index.search([lexOnly('penguin')]))[0].map((h) => h.node.uri)).toEqual(['viking://resources/p.md']);
+      await index.replaceDocument('viking://resources/r.md', [makeRecord(embedder, 'a', 'viking://resources/r.md', 'penguin rookery')]);
+      expect(index.lexicalPending()).toBe(1);
+      const both = (await index.search([lexOnly('penguin')]))[0].map((h) => h.node.uri).sort();
+      expect(both).toEqual(['viking://resources/p.md', 'viking://resources/r.md']);
+      await index.optimize();
+      expect(index.lexicalPending()).toBe(0);
+      expect((await index.search([lexOnly('penguin')]))[0].map((h) => h.node.uri).sort()).toEqual(both);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('merges the lexical tail in the background from `mergeAt` pending rows, and leaves fewer for optimize()', async () => {
+    const db = openEmbeddedDb(':memory:');
+    dbs.push(db);
+    const index = new EmbeddedVectorIndex(db, { dimension: 256, lexicalTail: { mergeAt: 5, idleMs: 1e9 } });
+    const write = (i: number, text: string) => index.replaceDocument(`viking://resources/${i}.md`, [makeRecord(embedder, 'a', `viking://resources/${i}.md`, text)]);
+    const turns = async (n: number) => {
+      for (let i = 0; i < n && index.lexicalPending() > 0; i++) await new Promise((r) => setImmediate(r));
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, i) => write(i, `amber heron ${i}`)));
+    // Eight pending rows, five or more: merged in steps after the commit, between other work.
+    await turns(100);
+    expect(index.lexicalPending()).toBe(0);
+    await write(9, 'amber owl');
+    await turns(20);
+    // One row, below `mergeAt` while writes may go on: it waits for a pause (idleMs) or optimize().
+    expect(index.lexicalPending()).toBe(1);
+    await index.optimize();
+    expect(index.lexicalPending()).toBe(0);
+    const [hits] = await index.search([{ visibility: vis, vector: null, text: 'amber', targets: [], filter: null, limit: 20 }]);
+    expect(hits).toHaveLength(9);
+  });
+
+  it('makes writes wait for the merge while the lexical tail holds `maxPending` rows', async () => {
+    const db = openEmbeddedDb(':memory:');
+    dbs.push(db);
+    const index = new EmbeddedVectorIndex(db, { dimension: 256, lexicalTail: { mergeAt: 1e9, maxPending: 6, idleMs: 1e9 } });
+    const doc = (i: number) => ({ docUri: `viking://resources/${i}.md`, records: [makeRecord(embedder, 'a', `viking://resources/${i}.md`, `amber heron ${i}`)] });
+    // One transaction of ten documents: over the cap at once.
+    await index.replaceDocuments(Array.from({ length: 10 }, (_, i) => doc(i)));
+    expect(index.lexicalPending()).toBe(10);
+    // The next write finds the tail full: the ten are merged before it lands.
+    await index.replaceDocument(doc(10).docUri, doc(10).records);
+    expect(index.lexicalPending()).toBe(1);
+    const [hits] = await index.search([{ visibility: vis, vector: null, text: 'amber heron', targets: [], filter: null, limit: 20 }]);
+    expect(hits).toHaveLength(11);
+  });
+
   it('writes a batch of documents in one transaction: all searchable together, or none when one fails', async () => {
     const db = openEmbeddedDb(':memory:');
     dbs.push(db);

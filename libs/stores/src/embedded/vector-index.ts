@@ -282,7 +282,13 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return { ...this.annStats };
   }
 
-  /** Terms, blocks and postings of the lexical index. Not part of the VectorIndex port. */
+  /** Rows waiting in the lexical index's tail for a merge into its blocks. Not part of the VectorIndex port. */
+  lexicalPending(): number {
+    this.assertOpen();
+    return this.lexIndex.pendingRows();
+  }
+
+  /** Terms, blocks and postings of the lexical index (pending rows' too). Not part of the VectorIndex port. */
   lexicalSize(): { terms: number; blocks: number; postings: number } {
     this.assertOpen();
     return this.lexIndex.size();

@@ -220,7 +220,10 @@ export class LexicalIndex {
     this.countRows(rows, 1);
     for (const r of rows) {
       if (r.main.size + r.minor.size === 0) continue;
-      this.st.insPending.run(r.id, ver, r.account, encodeTermCounts({ main: new Map(r.main), minor: new Map(r.minor) }));
+      // Read only: the counts as the row holds them.
+      const encoded = encodeTermCounts({ main: r.main as Map<string, number>, minor: r.minor as Map<string, number> });
+      this.st.insPending.run(r.id, ver, r.account, encoded);
+      this.tail.stage(r.id, ver, encoded, r.main, r.minor);
     }
   }
 

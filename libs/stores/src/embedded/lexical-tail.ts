@@ -87,15 +87,29 @@ class Part {
     for (const maps of this.byAccount.values()) for (const m of maps) yield* m.values();
   }
 
+  /** Add a row from its term counts as a write had them (their strings' hashes are computed already). */
+  addCounts(id: number, ver: number, account: string, main: ReadonlyMap<string, number>, minor: ReadonlyMap<string, number>): void {
+    const slot = this.ids.length;
+    const maps = this.start(slot, account);
+    let len = 1;
+    let count = 0;
+    for (const [cls, counts] of [[0, main] as const, [1, minor] as const]) {
+      const m = maps[cls];
+      for (const [term, n] of counts) {
+        let t = m.get(term);
+        if (!t) m.set(term, (t = { account, cls, term, postings: [] }));
+        t.postings.push(slot * 256 + storedTf(n));
+        len += n;
+        count++;
+      }
+    }
+    this.finish(id, ver, len, count);
+  }
+
+  /** Add a row from its stored term counts (`encodeTermCounts`). */
   add(id: number, ver: number, account: string, encoded: string): void {
     const slot = this.ids.length;
-    if (slot >= this.alive.length) {
-      const a = new Uint8Array(this.alive.length * 2);
-      a.set(this.alive);
-      this.alive = a;
-    }
-    let maps = this.byAccount.get(account);
-    if (!maps) this.byAccount.set(account, (maps = [new Map(), new Map()]));
+    const maps = this.start(slot, account);
     let len = 1;
     let count = 0;
     // `term count` pairs separated by spaces, main terms, a tab, minor terms (encodeTermCounts).
@@ -122,6 +136,22 @@ class Part {
       count++;
       at = stop < end && encoded.charCodeAt(stop) === 32 ? stop + 1 : stop;
     }
+    this.finish(id, ver, len, count);
+  }
+
+  private start(slot: number, account: string): [Map<string, PartTerm>, Map<string, PartTerm>] {
+    if (slot >= this.alive.length) {
+      const a = new Uint8Array(this.alive.length * 2);
+      a.set(this.alive);
+      this.alive = a;
+    }
+    let maps = this.byAccount.get(account);
+    if (!maps) this.byAccount.set(account, (maps = [new Map(), new Map()]));
+    return maps;
+  }
+
+  private finish(id: number, ver: number, len: number, count: number): void {
+    const slot = this.ids.length;
     this.ids.push(id);
     this.vers.push(ver);
     this.lens.push(storedLen(len));
@@ -209,6 +239,8 @@ export class TailMirror {
    */
   private readonly listCache = new Map<string, { after: number; sig: number[]; parts: Part[]; out: { lists: TailList[]; df: number } }>();
   private cachedPostings = 0;
+  /** Rows this connection wrote since the last sync, by id, with their terms as the write had them. */
+  private readonly staged = new Map<number, { ver: number; encoded: string; main: ReadonlyMap<string, number>; minor: ReadonlyMap<string, number> }>();
   private readonly st: Record<'ver' | 'state' | 'newRows' | 'ids', Database.Statement>;
 
   constructor(private readonly db: EmbeddedDb) {
@@ -228,6 +260,15 @@ export class TailMirror {
   }
 
   /**
+   * A row this connection writes (inside the write's transaction): when the next sync reads the
+   * same row back (same id, version and stored terms), it takes its terms from here instead of
+   * parsing them.
+   */
+  stage(id: number, ver: number, encoded: string, main: ReadonlyMap<string, number>, minor: ReadonlyMap<string, number>): void {
+    this.staged.set(id, { ver, encoded, main, minor });
+  }
+
+  /**
    * Bring the mirror up to the last committed write (in the caller's transaction when it is
    * in one, so it matches the blocks it reads; else in one of its own).
    */
@@ -238,6 +279,15 @@ export class TailMirror {
     }
     const ver = (this.st.ver.get() as number | undefined) ?? 0;
     if (ver === this.syncedVer) return;
+    if (ver < this.syncedVer) {
+      // Versions only grow: the mirror read a write that was rolled back since. Start again.
+      this.parts = [new Part(Infinity)];
+      this.state = { ...NO_STATE };
+      this.syncedVer = -1;
+      this.sealedFor = 0;
+      this.listCache.clear();
+      this.cachedPostings = 0;
+    }
     const state = (this.st.state.get() as TailState | undefined) ?? NO_STATE;
     const since = Math.max(this.syncedVer, 0);
     if (state.dropped > this.state.dropped) {
@@ -260,8 +310,13 @@ export class TailMirror {
         const old = p.byId.get(id);
         if (old !== undefined) p.kill(old);
       }
-      this.parts.find((p) => rowVer <= p.limit)!.add(id, rowVer, account, terms);
+      const part = this.parts.find((p) => rowVer <= p.limit)!;
+      const st = this.staged.get(id);
+      if (st && st.ver === rowVer && st.encoded === terms) part.addCounts(id, rowVer, account, st.main, st.minor);
+      else part.add(id, rowVer, account, terms);
     }
+    // What is not read back by now was rolled back (or is not committed): it is parsed if it comes.
+    this.staged.clear();
     if (this.syncedVer >= 0 && state.drops > this.syncedVer) {
       // Rows removed from the tail since the last sync: keep exactly the rows still there.
       const present = new Map<number, number>();

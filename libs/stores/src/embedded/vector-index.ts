@@ -60,7 +60,9 @@ export interface EmbeddedVectorIndexOptions {
  * Storage: payloads in `vi_nodes`, dense vectors in a `sqlite-vec` `vec0` table (`vi_vec`),
  * lexical terms — from the shared tokenizer of `@ctxmesh/embedder`: stemmed words, and CJK runs
  * segmented into bigrams (main terms) and unigrams (minor terms) — in a block-max inverted
- * index of the file's own (`vi_lex_*`, see {@link LexicalIndex}), their per-account document
+ * index of the file's own (`vi_lex_*`, see {@link LexicalIndex}: a written row waits in its
+ * tail, searchable, until a background merge moves it into the blocks with many others — see
+ * {@link TailMergeOptions}), their per-account document
  * frequencies (`vi_terms`), each row's term counts (`vi_bags`, what the ranking reads of a row; a row
  * without them, written before the table existed, is re-tokenised when needed) and a change log
  * (`vi_changes`). A document's writes — or a batch of documents' — are one transaction, so

@@ -289,6 +289,35 @@ describe('LexicalIndex tail (pending rows, merges)', () => {
     }
   });
 
+  it('merges every term when another connection moves the merge on to its next phase meanwhile', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ctxmesh-lex-phase-'));
+    const a = openEmbeddedDb(join(dir, 'x.db'));
+    const b = openEmbeddedDb(join(dir, 'x.db'));
+    dbs.push(a, b);
+    try {
+      const [la, lb] = [new LexicalIndex(a), new LexicalIndex(b)];
+      const old = Array.from({ length: 12 }, (_, i) => `old${i}`);
+      const fresh = Array.from({ length: 12 }, (_, i) => `new${i}`);
+      const rowOf = (id: number, terms: string[]) => row(id, Object.fromEntries(terms.map((t) => [t, 1])));
+      const first = [rowOf(1, old)];
+      la.add(first);
+      la.mergeAll();
+      // The second merge: twelve terms the index holds (phase 1), twelve new ones (phase 2).
+      const second = [rowOf(2, [...fresh, ...old]), rowOf(3, fresh)];
+      la.add(second);
+      la.mergeStep({ maxWork: 5 });
+      // The other connection does the rest of phase 1 and the start of phase 2.
+      lb.mergeStep({ maxWork: 9 });
+      while (la.mergeStep({ maxWork: 1 }));
+      expect(lb.pendingRows()).toBe(0);
+      const all = [...first, ...second];
+      const df = (t: string) => (a.prepare('SELECT df FROM vi_lex_terms WHERE term = ?').get(t) as { df: number } | undefined)?.df;
+      for (const t of [...old, ...fresh]) expect([t, df(t)]).toEqual([t, all.filter((r) => r.main.has(t)).length]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers every query exactly as BM25 over the live rows, through any mix of writes, removals, merge steps and two connections', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ctxmesh-lex-tail-'));
     let run = 0;

@@ -33,6 +33,8 @@ interface Plan {
   order: Int32Array | null;
   /** Next position: in `order` (phase 1), in `terms` (phase 2). */
   at: number;
+  /** The phase `at` belongs to (another process may have moved the merge on meanwhile). */
+  phase: number;
   /** Terms this process merged (committed): phase 2 skips them without a lookup. */
   done: Set<TermName>;
 }
@@ -96,7 +98,8 @@ export class TailMerge {
         } else this.blocks.ver = this.st.bump.get() as number;
         if (this.plan?.mergeVer !== s.mergeVer) this.plan = this.newPlan(s.mergeVer);
         pos.resolved = this.plan.resolved;
-        pos.at = this.plan.at;
+        // A position in another phase than the merge's is no position in it: start the phase over.
+        pos.at = this.plan.phase === s.phase ? this.plan.at : 0;
         this.advance(s, this.plan, pos, deadline, maxWork);
         this.st.setState.run(s.mergeVer, s.phase, s.dropped);
       })
@@ -106,6 +109,7 @@ export class TailMerge {
     if (after.mergeVer !== 0 && this.plan?.mergeVer === after.mergeVer) {
       this.plan.resolved = pos.resolved;
       this.plan.at = pos.at;
+      this.plan.phase = after.phase;
       for (const t of pos.merged) this.plan.done.add(t);
       return true;
     }
@@ -116,7 +120,7 @@ export class TailMerge {
 
   private newPlan(mergeVer: number): Plan {
     const terms = this.tail.termsUpTo(mergeVer);
-    return { mergeVer, terms, tids: new Float64Array(terms.length), resolved: 0, order: null, at: 0, done: new Set() };
+    return { mergeVer, terms, tids: new Float64Array(terms.length), resolved: 0, order: null, at: 0, phase: 1, done: new Set() };
   }
 
   /** Run the merge on until the deadline or `maxWork` terms (updates `s` and `pos`). */

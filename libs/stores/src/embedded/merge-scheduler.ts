@@ -29,7 +29,8 @@ const RETRY_MS = 50;
  * `mergeAt` rows are pending (one step per turn of the event loop, so searches and writes run
  * between steps); when writes pause for `idleMs`, or when {@link drain} asks, every pending row
  * is merged. Steps never wait for the write lock: another connection holding it postpones the
- * step. Timers are unreferenced, so a pending merge never keeps a process alive.
+ * step. Background steps' timers are unreferenced, so they never keep a process alive; a drain
+ * ({@link drain}) does until it is done.
  */
 export class MergeScheduler {
   private timer: { kind: 'now'; h: NodeJS.Immediate } | { kind: 'later'; h: NodeJS.Timeout } | null = null;
@@ -68,7 +69,8 @@ export class MergeScheduler {
     if (this.closed) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.drainers.push({ resolve, reject });
-      if (this.timer?.kind !== 'now') this.schedule(0);
+      // Scheduled again, so the timer keeps the process alive while the drain runs.
+      this.schedule(0);
     });
   }
 
@@ -88,14 +90,16 @@ export class MergeScheduler {
   private schedule(delayMs: number): void {
     this.cancel();
     if (this.closed) return;
+    // Background merging never keeps the process alive; a drain someone awaits does.
+    const background = this.drainers.length === 0;
     if (delayMs <= 0) {
       const h = setImmediate(() => this.tick());
-      h.unref();
+      if (background) h.unref();
       this.timer = { kind: 'now', h };
     } else {
       // Node fires a longer timeout at once (it takes at most 2³¹ − 1 ms).
       const h = setTimeout(() => this.tick(), Math.min(delayMs, 2 ** 31 - 1));
-      h.unref();
+      if (background) h.unref();
       this.timer = { kind: 'later', h };
     }
   }

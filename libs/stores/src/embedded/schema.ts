@@ -137,9 +137,10 @@ function upgradeFrom2(db: EmbeddedDb): void {
 const UPGRADE_PAGE = 2_000;
 
 /**
- * Schema 3 → 4, inside the caller's write transaction: build the block-max lexical index
+ * Schema 3 → 5, inside the caller's write transaction: build the block-max lexical index
  * (`vi_lex_*`) from every row's stored term counts (`vi_bags`; a row without them is
- * re-tokenised), in row id order, and drop the FTS5 table it replaces. One pass over the rows.
+ * re-tokenised), in row id order, straight into its blocks (its tail starts empty), and drop
+ * the FTS5 table it replaces. One pass over the rows.
  */
 function upgradeFrom3(db: EmbeddedDb): void {
   // Start from empty tables, whatever a failed or foreign attempt left in them.

@@ -58,7 +58,11 @@ const NO_STATE: TailState = Object.freeze({ mergeVer: 0, phase: 0, drops: 0, dro
  * Pending rows of a range of versions, and their postings by term. The mirror keeps one part
  * per merge boundary, so the rows a merge took go at once when it finishes.
  */
+let partSerial = 0;
+
 class Part {
+  /** Names the part in caches without holding it (a dropped part's memory goes at once). */
+  readonly serial = ++partSerial;
   readonly byAccount = new Map<string, [Map<string, PartTerm>, Map<string, PartTerm>]>();
   readonly byId = new Map<number, number>();
   ids: number[] = [];
@@ -237,7 +241,7 @@ export class TailMirror {
    * Query lists built, by term: valid while the parts, their kills and the term's postings in
    * each are what they were (a search between two writes, or a term no write since touched).
    */
-  private readonly listCache = new Map<string, { after: number; sig: number[]; parts: Part[]; out: { lists: TailList[]; df: number } }>();
+  private readonly listCache = new Map<string, { after: number; sig: number[]; parts: number[]; out: { lists: TailList[]; df: number } }>();
   private cachedPostings = 0;
   /** Rows this connection wrote since the last sync, by id, with their terms as the write had them. */
   private readonly staged = new Map<number, { ver: number; encoded: string; main: ReadonlyMap<string, number>; minor: ReadonlyMap<string, number> }>();
@@ -371,14 +375,14 @@ export class TailMirror {
     const hit = this.listCache.get(key);
     if (hit) {
       this.listCache.delete(key);
-      if (hit.after === after && hit.parts.length === this.parts.length && hit.parts.every((p, i) => p === this.parts[i]) && hit.sig.every((v, i) => v === sig[i])) {
+      if (hit.after === after && hit.parts.length === this.parts.length && hit.parts.every((p, i) => p === this.parts[i]!.serial) && hit.sig.every((v, i) => v === sig[i])) {
         this.listCache.set(key, hit);
         return hit.out;
       }
       this.cachedPostings -= hit.out.df;
     }
     const out = this.build(t, after);
-    this.listCache.set(key, { after, sig, parts: [...this.parts], out });
+    this.listCache.set(key, { after, sig, parts: this.parts.map((p) => p.serial), out });
     this.cachedPostings += out.df;
     while (this.cachedPostings > LIST_CACHE_POSTINGS && this.listCache.size > 1) {
       const [oldest, v] = this.listCache.entries().next().value as [string, { out: { df: number } }];

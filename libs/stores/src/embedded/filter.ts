@@ -1,5 +1,5 @@
 import { UnsupportedFilterError } from '../ports/errors';
-import type { FilterNode, SearchQuery, Visibility } from '../ports/vector-index';
+import { FILTER_FIELDS, type FilterField, type FilterNode, isFilterField, type SearchQuery, type Visibility } from '../ports/vector-index';
 import { filterNumber, filterTime } from '../filter-values';
 
 /**
@@ -71,8 +71,10 @@ type CodeField = 'contextType' | 'category' | 'owner' | 'peer' | 'workspace' | '
 type NumField = 'level' | 'createdAt' | 'updatedAt' | 'validFrom' | 'validTo';
 type StrField = 'uri' | 'docUri';
 
-/** Filter field name (context-contract §1.8 spelling) → column. */
-const FIELDS: Record<string, { kind: 'code'; col: CodeField } | { kind: 'num'; col: NumField; time: boolean } | { kind: 'str'; col: StrField } | { kind: 'tags' }> = {
+type Column = { kind: 'code'; col: CodeField } | { kind: 'num'; col: NumField } | { kind: 'str'; col: StrField } | { kind: 'tags' };
+
+/** Where each filterable field ({@link FILTER_FIELDS}, context-contract §1.8 spelling) lives in the scan cache. */
+const FIELDS: Readonly<Record<FilterField, Column>> = {
   context_type: { kind: 'code', col: 'contextType' },
   category: { kind: 'code', col: 'category' },
   subject: { kind: 'code', col: 'subject' },
@@ -81,17 +83,17 @@ const FIELDS: Record<string, { kind: 'code'; col: CodeField } | { kind: 'num'; c
   tags: { kind: 'tags' },
   uri: { kind: 'str', col: 'uri' },
   doc_uri: { kind: 'str', col: 'docUri' },
-  level: { kind: 'num', col: 'level', time: false },
-  updated_at: { kind: 'num', col: 'updatedAt', time: true },
-  created_at: { kind: 'num', col: 'createdAt', time: true },
-  valid_from: { kind: 'num', col: 'validFrom', time: true },
-  valid_to: { kind: 'num', col: 'validTo', time: true },
+  level: { kind: 'num', col: 'level' },
+  updated_at: { kind: 'num', col: 'updatedAt' },
+  created_at: { kind: 'num', col: 'createdAt' },
+  valid_from: { kind: 'num', col: 'validFrom' },
+  valid_to: { kind: 'num', col: 'validTo' },
 };
 
-function field(name: string): (typeof FIELDS)[string] {
-  const f = Object.prototype.hasOwnProperty.call(FIELDS, name) ? FIELDS[name] : undefined;
-  if (!f) throw new UnsupportedFilterError(`unsupported filter field '${name}'; supported: ${Object.keys(FIELDS).join(', ')}`);
-  return f;
+/** A field's column, and for a numeric one whether its values are times (the table's kind). */
+function field(name: string): Column & { time: boolean } {
+  if (!isFilterField(name)) throw new UnsupportedFilterError(`unsupported filter field '${name}'; supported: ${Object.keys(FILTER_FIELDS).join(', ')}`);
+  return { ...FIELDS[name], time: FILTER_FIELDS[name] === 'time' };
 }
 
 function numValue(v: unknown, time: boolean, what: string): number {

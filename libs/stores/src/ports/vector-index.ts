@@ -114,10 +114,11 @@ export type FilterNode =
 export type FilterFieldKind = 'keyword' | 'tags' | 'int' | 'time';
 
 /**
- * The fields every VectorIndex adapter can filter on, by kind (the same table each adapter maps
- * onto its own columns or payload keys).
+ * The fields every VectorIndex adapter can filter on, by kind: the one table of them (the
+ * gateway checks filters against it; each adapter maps every field onto its own column or
+ * payload key, typed so that a field it does not map fails to compile).
  */
-export const FILTER_FIELDS: Readonly<Record<string, FilterFieldKind>> = Object.freeze({
+export const FILTER_FIELDS = Object.freeze({
   context_type: 'keyword',
   category: 'keyword',
   subject: 'keyword',
@@ -131,7 +132,15 @@ export const FILTER_FIELDS: Readonly<Record<string, FilterFieldKind>> = Object.f
   created_at: 'time',
   valid_from: 'time',
   valid_to: 'time',
-});
+} as const satisfies Record<string, FilterFieldKind>);
+
+/** A filterable field's name (see {@link FILTER_FIELDS}). */
+export type FilterField = keyof typeof FILTER_FIELDS;
+
+/** True when `name` is a filterable field. */
+export function isFilterField(name: unknown): name is FilterField {
+  return typeof name === 'string' && Object.hasOwn(FILTER_FIELDS, name);
+}
 
 /** One hybrid search. */
 export interface SearchQuery {

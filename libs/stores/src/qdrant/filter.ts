@@ -1,7 +1,7 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import { UnsupportedFilterError } from '../ports/errors';
 import { defaultScopeRoots } from '../scope';
-import type { FilterNode, SearchQuery, Visibility } from '../ports/vector-index';
+import { FILTER_FIELDS, type FilterField, type FilterFieldKind, type FilterNode, isFilterField, type SearchQuery, type Visibility } from '../ports/vector-index';
 import { normalizePrefix } from './payload';
 import { P, STATE_LIVE } from './schema';
 import { filterNumber, filterTime } from '../filter-values';
@@ -18,32 +18,29 @@ export const MATCH_ALL: Filter = Object.freeze({ must: [] }) as Filter;
  */
 export const MATCH_NONE: Condition = Object.freeze({ is_empty: { key: P.uri } }) as Condition;
 
-type FieldKind = 'keyword' | 'tags' | 'int' | 'time';
-
-/** Filter field names (context-contract §1.8 spelling) → payload key and kind. */
-const FIELDS: Readonly<Record<string, { key: string; kind: FieldKind }>> = {
-  context_type: { key: P.contextType, kind: 'keyword' },
-  category: { key: P.category, kind: 'keyword' },
-  subject: { key: P.subject, kind: 'keyword' },
-  workspace: { key: P.workspace, kind: 'keyword' },
-  search_tags: { key: P.tags, kind: 'tags' },
-  tags: { key: P.tags, kind: 'tags' },
-  uri: { key: P.uri, kind: 'keyword' },
-  doc_uri: { key: P.docUri, kind: 'keyword' },
-  level: { key: P.level, kind: 'int' },
-  updated_at: { key: P.updatedAt, kind: 'time' },
-  created_at: { key: P.createdAt, kind: 'time' },
-  valid_from: { key: P.validFrom, kind: 'time' },
-  valid_to: { key: P.validTo, kind: 'time' },
+/** The payload key of each filterable field ({@link FILTER_FIELDS}, context-contract §1.8 spelling); the kind is the table's. */
+const KEYS: Readonly<Record<FilterField, string>> = {
+  context_type: P.contextType,
+  category: P.category,
+  subject: P.subject,
+  workspace: P.workspace,
+  search_tags: P.tags,
+  tags: P.tags,
+  uri: P.uri,
+  doc_uri: P.docUri,
+  level: P.level,
+  updated_at: P.updatedAt,
+  created_at: P.createdAt,
+  valid_from: P.validFrom,
+  valid_to: P.validTo,
 };
 
-function field(name: unknown): { key: string; kind: FieldKind } {
-  const f = typeof name === 'string' && Object.prototype.hasOwnProperty.call(FIELDS, name) ? FIELDS[name] : undefined;
-  if (!f) throw new UnsupportedFilterError(`unsupported filter field ${JSON.stringify(name)}; supported: ${Object.keys(FIELDS).join(', ')}`);
-  return f;
+function field(name: unknown): { key: string; kind: FilterFieldKind } {
+  if (!isFilterField(name)) throw new UnsupportedFilterError(`unsupported filter field ${JSON.stringify(name)}; supported: ${Object.keys(FILTER_FIELDS).join(', ')}`);
+  return { key: KEYS[name], kind: FILTER_FIELDS[name] };
 }
 
-function numValue(v: unknown, kind: FieldKind, what: string): number {
+function numValue(v: unknown, kind: FilterFieldKind, what: string): number {
   return kind === 'time' ? filterTime(v, what) : filterNumber(v, what);
 }
 

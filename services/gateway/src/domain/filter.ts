@@ -5,7 +5,7 @@
  * turns every time in it into ms since the epoch. `level` is parsed here too but is not part of
  * the filter.
  */
-import { FILTER_FIELDS, type FilterFieldKind, type FilterNode } from '@ctxmesh/stores';
+import { FILTER_FIELDS, type FilterFieldKind, type FilterNode, isFilterField } from '@ctxmesh/stores';
 import { normalizeTags as normalizeKernelTags } from '@ctxmesh/kernel';
 import { invalidArgument, kernelRule } from './errors';
 
@@ -201,7 +201,7 @@ const BOUNDS = ['gte', 'gt', 'lte', 'lt'] as const;
 
 function fieldOf(node: Record<string, unknown>, where: string): [string, FilterFieldKind] {
   const f = node.field;
-  if (typeof f !== 'string' || !Object.hasOwn(FILTER_FIELDS, f)) {
+  if (!isFilterField(f)) {
     throw invalidArgument(`${where}: unsupported filter field ${JSON.stringify(f)}; supported: ${Object.keys(FILTER_FIELDS).join(', ')}`);
   }
   return [f, FILTER_FIELDS[f]];

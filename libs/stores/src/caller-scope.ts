@@ -6,6 +6,9 @@
  */
 import { isUnder, ownershipOf, peersRoot, type CallerRole } from '@ctxmesh/kernel';
 import type { Visibility } from './ports/vector-index';
+import { AccessDeniedError } from './ports/errors';
+
+export { AccessDeniedError };
 
 /** The caller, as the gateway resolved it (already validated and trimmed). */
 export interface CallerScope {
@@ -19,14 +22,6 @@ export interface CallerScope {
   actorPeer: string | null;
   /** Workspace to restrict to, or null for every workspace of the account. */
   workspace: string | null;
-}
-
-/** A target or read outside the caller's reach; the gateway answers 403 `PERMISSION_DENIED`. */
-export class AccessDeniedError extends Error {
-  override readonly name = 'AccessDeniedError';
-  constructor(readonly uri: string) {
-    super(`Access denied: ${uri} is outside the caller's scope`);
-  }
 }
 
 /** True for roles that may read other users' spaces of the account when they name them. */

@@ -19,6 +19,9 @@ import { EmbeddedVectorIndex } from './embedded/vector-index';
 import { IndexDimensionMismatchError } from './ports/errors';
 import type { VectorIndex } from './ports/vector-index';
 import { DEFAULT_QDRANT_COLLECTION, QdrantVectorIndex } from './qdrant/qdrant-vector-index';
+import { VectorStoreUnavailableError } from './ports/errors';
+
+export { VectorStoreUnavailableError };
 
 /** File name of the embedded SQLite database inside `CTXMESH_DATA_DIR` (shared by the vector index, ledger and sessions). */
 export const DB_FILE = 'ctxmesh.db';
@@ -182,11 +185,6 @@ export interface OpenVectorStoreOptions {
    * ownership: `close()` leaves it open. Ignored for Qdrant.
    */
   db?: EmbeddedDb;
-}
-
-/** A configured Qdrant could not be opened (unreachable, refused, or no such collection). */
-export class VectorStoreUnavailableError extends Error {
-  override readonly name = 'VectorStoreUnavailableError';
 }
 
 /**

@@ -4,18 +4,9 @@ import type { EmbeddedDb } from './db';
 import { LexicalIndex, type LexicalRow, ensureLexicalTables } from './lexical-index';
 import { type TermCounts, decodeTermCounts, termCounts } from '../ranking/terms';
 import { lexicalSource } from './rows';
+import { IndexSchemaMismatchError } from '../ports/errors';
 
-/** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
-export class IndexSchemaMismatchError extends Error {
-  override readonly name = 'IndexSchemaMismatchError';
-  constructor(
-    readonly stored: string,
-    readonly expected: string,
-  ) {
-    super(`vector index schema ${stored} is not supported (expected ${expected}); re-index into a new file`);
-  }
-}
-
+export { IndexSchemaMismatchError };
 
 /**
  * Version of the table layout below. Version 2 (URIs unique across accounts, document

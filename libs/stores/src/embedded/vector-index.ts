@@ -15,20 +15,15 @@ import { type Statements, prepareStatements } from './statements';
 import { syncCache } from './sync';
 import { TermBags } from './term-bags';
 import { IndexWriter, type WriteOp } from './writes';
+import { IndexClosedError } from '../ports/errors';
+
+export { IndexClosedError };
 
 export { IndexSchemaMismatchError } from './schema';
 
 /** Most operations one group commit applies (a longer queue takes several transactions). */
 const MAX_GROUP_COMMIT = 256;
 export { TopK } from './top-k';
-
-/** A call on an index after {@link EmbeddedVectorIndex.close}. */
-export class IndexClosedError extends Error {
-  override readonly name = 'IndexClosedError';
-  constructor() {
-    super('the embedded vector index is closed');
-  }
-}
 
 /** Options of {@link EmbeddedVectorIndex}. */
 export interface EmbeddedVectorIndexOptions {
@@ -52,7 +47,6 @@ export interface EmbeddedVectorIndexOptions {
    */
   lexicalTail?: Partial<TailMergeOptions>;
 }
-
 
 /**
  * Embedded {@link VectorIndex}: one SQLite file, shared with the other embedded adapters.

@@ -16,6 +16,9 @@ import {
 } from '../ports/event-bus';
 import { KeyedDispatcher, type KeyedDispatcherOptions, type TransportDelivery } from './keyed-dispatcher';
 import { invalidSubject, subjectMatches } from './subjects';
+import { InProcBusError } from '../ports/errors';
+
+export { InProcBusError };
 
 /** Options of {@link InProcEventBus}. */
 export interface InProcEventBusOptions {
@@ -33,14 +36,6 @@ export interface InProcEventBusOptions {
   maxReceipts?: number;
   /** Clock in ms (duplicate window). @default Date.now */
   now?: () => number;
-}
-
-/** The in-process bus refused an operation (bad subject, or closed). */
-export class InProcBusError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'InProcBusError';
-  }
 }
 
 interface Stored {

@@ -1,7 +1,7 @@
 /**
- * Errors every adapter throws for the same conditions, so callers map them once whatever store
- * is configured. VectorIndex adapters throw the first three for the same caller mistakes, so callers map them
- * once (e.g. gather: UnsupportedFilterError → INVALID_ARGUMENT) whatever store is configured.
+ * Every error of `@ctxmesh/stores`, in one place (its catalogue). Adapters throw the same class
+ * for the same condition, so callers map each once whatever store is configured (e.g. gather:
+ * UnsupportedFilterError → INVALID_ARGUMENT; the gateway: AccessDeniedError → 403).
  */
 import type { NodeRecord } from './vector-index';
 
@@ -76,4 +76,64 @@ export function isStoreUnreachable(err: unknown): boolean {
   if (err.name === 'MaxRetriesPerRequestError' || err.name === 'BusUnavailableError') return true;
   // ioredis, with the offline queue off, refuses commands while it reconnects.
   return /Connection is closed|enableOfflineQueue|Stream isn't writeable/i.test(err.message);
+}
+
+/** A trace id that does not match `TRACE_ID`. */
+export class InvalidTraceIdError extends Error {
+  override readonly name = 'InvalidTraceIdError';
+  constructor(readonly id: string) {
+    super(`invalid trace id ${JSON.stringify(id)}: use 1 to 64 letters, digits, '_' or '-'`);
+  }
+}
+
+/** A call on an index after `EmbeddedVectorIndex.close`. */
+export class IndexClosedError extends Error {
+  override readonly name = 'IndexClosedError';
+  constructor() {
+    super('the embedded vector index is closed');
+  }
+}
+
+/** The SQLite file holds a vector index with another table layout (written by another ctxmesh version). */
+export class IndexSchemaMismatchError extends Error {
+  override readonly name = 'IndexSchemaMismatchError';
+  constructor(
+    readonly stored: string,
+    readonly expected: string,
+  ) {
+    super(`vector index schema ${stored} is not supported (expected ${expected}); re-index into a new file`);
+  }
+}
+
+/** A configured Qdrant could not be opened (unreachable, refused, or no such collection). */
+export class VectorStoreUnavailableError extends Error {
+  override readonly name = 'VectorStoreUnavailableError';
+}
+
+/** The in-process bus refused an operation (bad subject, or closed). */
+export class InProcBusError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InProcBusError';
+  }
+}
+
+/** `awaitDone` stopped waiting: its signal fired or it was cancelled. */
+export class AwaitDoneAbortedError extends Error {
+  /** @param id the message id that was awaited */
+  constructor(
+    readonly id: string,
+    cause?: unknown,
+  ) {
+    super(`stopped waiting for the done notice of ${id}`, { cause });
+    this.name = 'AwaitDoneAbortedError';
+  }
+}
+
+/** A target or read outside the caller's reach; the gateway answers 403 `PERMISSION_DENIED`. */
+export class AccessDeniedError extends Error {
+  override readonly name = 'AccessDeniedError';
+  constructor(readonly uri: string) {
+    super(`Access denied: ${uri} is outside the caller's scope`);
+  }
 }

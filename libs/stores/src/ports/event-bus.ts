@@ -3,6 +3,9 @@
  * JetStream (durable stream, explicit ack, redelivery, dead letters) and an in-process
  * queue with the same semantics inside one process.
  */
+import { AwaitDoneAbortedError } from './errors';
+
+export { AwaitDoneAbortedError };
 
 /** A message as published. */
 export interface BusMessage {
@@ -142,18 +145,6 @@ export interface BatchConsumeOptions extends ConsumeOptions {
 export interface PublishOptions {
   /** Give up waiting for the stream's acknowledgement after this many ms (relative, NATS-style). */
   timeoutMs?: number;
-}
-
-/** `awaitDone` stopped waiting: its signal fired or it was cancelled. */
-export class AwaitDoneAbortedError extends Error {
-  /** @param id the message id that was awaited */
-  constructor(
-    readonly id: string,
-    cause?: unknown,
-  ) {
-    super(`stopped waiting for the done notice of ${id}`, { cause });
-    this.name = 'AwaitDoneAbortedError';
-  }
 }
 
 /** A running consumer. */

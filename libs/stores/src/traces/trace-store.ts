@@ -4,6 +4,9 @@
  * one subject per trace in a limits-retention stream) and the embedded SQLite file. One
  * contract suite (`./trace-store.contract.ts`) runs against both.
  */
+import { InvalidTraceIdError } from '../ports/errors';
+
+export { InvalidTraceIdError };
 
 /** Trace ids: what fits a NATS subject token and a URL path segment. */
 export const TRACE_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -18,14 +21,6 @@ export interface TraceRow {
   createdAt: number;
   /** The trace itself (query, parameters, stage timings, candidates, drops): JSON-serialisable. */
   data: Record<string, unknown>;
-}
-
-/** A trace id that does not match {@link TRACE_ID}. */
-export class InvalidTraceIdError extends Error {
-  override readonly name = 'InvalidTraceIdError';
-  constructor(readonly id: string) {
-    super(`invalid trace id ${JSON.stringify(id)}: use 1 to 64 letters, digits, '_' or '-'`);
-  }
 }
 
 /** The port. */

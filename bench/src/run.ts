@@ -598,9 +598,10 @@ async function separateProcesses(
   path: string,
   save: () => void,
 ): Promise<void> {
-  // The separate processes read a copy of this index, taken consistently with VACUUM INTO.
-  const dir = join(scratch, 'cluster');
-  mkdirSync(dir, { recursive: true });
+  // The separate processes read a copy of this index, taken consistently with VACUUM INTO —
+  // into a directory of this profile's own (VACUUM INTO refuses a file that exists: the second
+  // profile's run failed on the first one's copy).
+  const dir = mkdtempSync(join(scratch, 'cluster-'));
   const db = openEmbeddedDb(join(mesh.dataDir, DB_FILE));
   try {
     db.exec(`VACUUM INTO '${join(dir, DB_FILE).replace(/'/g, "''")}'`);
@@ -627,6 +628,7 @@ async function separateProcesses(
     }
   } finally {
     await cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 

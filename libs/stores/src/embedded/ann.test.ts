@@ -6,6 +6,7 @@ import { makeRecord } from '../contract/vector-index.contract';
 import type { Visibility } from '../ports/vector-index';
 import { openEmbeddedDb } from './db';
 import { DEFAULT_ANN_OPTIONS, DenseAnn } from './ann';
+import { maxPendingFor } from './search';
 import { EmbeddedVectorIndex } from './vector-index';
 
 const embedder = new LexicalEmbedder({ dimension: 64 });
@@ -102,5 +103,37 @@ describe('DenseAnn background build', () => {
     expect(seen).toEqual([8, 6, 4, 2, 0]);
     await ann.idle();
     expect(ann.search(vec(3), 3)).toContain(3);
+  });
+});
+
+describe('the ANN leg while its index is being built', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'ctxmesh-ann-build-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('scans while more rows are queued than maxPendingFor allows, then uses the index; prepareDense builds it at once', async () => {
+    expect(maxPendingFor(10_000)).toBe(1024);
+    expect(maxPendingFor(500_000)).toBe(10_000);
+    const db = openEmbeddedDb(join(dir, 'x.db'));
+    try {
+      // Steps of no time and two rows: the background build is still far from done after the first search.
+      const index = new EmbeddedVectorIndex(db, { dimension: 64, ann: { minRows: 100, addStepMs: 0, addBatch: 2 } });
+      const uri = (i: number) => `viking://resources/b/${i}.md`;
+      await index.replaceDocuments(Array.from({ length: 1500 }, (_, i) => ({ docUri: uri(i), records: [makeRecord(embedder, 'a', uri(i), text(i))] })));
+      const [first] = await index.search([dense(text(5))]);
+      expect(first.length).toBeGreaterThan(0);
+      expect(index.denseStats()).toEqual({ annSearches: 0, fallbacks: 0 });
+      await index.prepareDense();
+      const ann = (index as unknown as { anns: { of(a: string): { pending: Set<number>; size: number } } }).anns.of('a');
+      expect(ann.pending.size).toBe(0);
+      expect(ann.size).toBe(1500);
+      const [second] = await index.search([dense(text(5))]);
+      // Many texts repeat: compare the scores the scan and the index give, rank by rank.
+      expect(second.map((h) => h.score.toFixed(5))).toEqual(first.map((h) => h.score.toFixed(5)));
+      expect(index.denseStats().annSearches).toBe(1);
+      await index.close();
+    } finally {
+      db.close();
+    }
   });
 });

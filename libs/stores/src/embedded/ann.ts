@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 
 /** Options of the dense ANN leg ({@link DenseAnn}). */
@@ -208,6 +209,34 @@ export class DenseAnn {
     setImmediate(step);
   }
 
+  /**
+   * Add every queued row now, in chunks of `chunk` rows on `threads` native threads (the
+   * explicit build before serving: `prepareDense`), yielding to the event loop between chunks;
+   * then save. The background {@link drain} adds a few rows per step on one thread, so that
+   * searches interleave; a search meanwhile scans while many rows are queued.
+   * @param threads native threads for usearch's add @default the machine's parallelism
+   */
+  async buildNow(vectorOf: VectorOf, seqNow: () => number, threads = availableParallelism(), chunk = 2048): Promise<void> {
+    while (!this.closed && this.pending.size > 0) {
+      const ids: number[] = [];
+      const flat = new Float32Array(Math.min(chunk, this.pending.size) * this.dimension);
+      for (const id of this.pending) {
+        if (ids.length >= chunk) break;
+        this.pending.delete(id);
+        const v = vectorOf(id);
+        if (!v) continue;
+        flat.set(v, ids.length * this.dimension);
+        ids.push(id);
+      }
+      if (ids.length > 0) {
+        this.index.add(BigUint64Array.from(ids, (id) => BigInt(id)), flat.subarray(0, ids.length * this.dimension), Math.max(1, threads));
+        for (const id of ids) this.inIndex.add(id);
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+    if (!this.closed && !this.building) this.save(seqNow());
+  }
+
   /** Write the index and its sidecar (atomically: a temporary file, then a rename). */
   save(seq: number): void {
     this.seq = seq;
@@ -303,9 +332,13 @@ export class AnnSet {
     }
   }
 
-  /** Create the index of every account large enough, and resolve once they are all built. */
+  /**
+   * Create the index of every account large enough and build it now on every core
+   * ({@link DenseAnn.buildNow}); resolve once they are all built.
+   */
   async prepare(): Promise<void> {
     const anns = [...this.src.shards.keys()].map((a) => this.of(a)).filter((a): a is DenseAnn => a !== null);
+    for (const a of anns) await a.buildNow((id) => this.src.vectorOf(id), () => this.src.lastSeq());
     await Promise.all(anns.map((a) => a.idle()));
   }
 

@@ -30,6 +30,15 @@ export interface SearchContext {
 /** Smallest depth of the lexical top-k run the searches of a batch share. */
 const MIN_SHARED_LEXICAL = 200;
 
+/**
+ * Most rows an ANN index may still have to add for a search over `rows` rows to use it: a
+ * fiftieth of them, at least 1,024. Beyond it the search scans (the int8 scan of 500,000 rows
+ * costs about as much as scoring 10,000 pending rows one at a time).
+ */
+export function maxPendingFor(rows: number): number {
+  return Math.max(1024, Math.floor(rows / 50));
+}
+
 /** Whether a slot lies in one of the ascending, disjoint half-open ranges. */
 function inRanges(ranges: readonly SlotRange[], slot: number): boolean {
   let lo = 0;
@@ -63,7 +72,9 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     if (!ann) return null;
     let rows = tail.length;
     for (const [lo, hi] of ranges) rows += hi - lo;
-    return rows >= ann.opts.minRows ? ann : null;
+    // Rows not in the index yet are scored one by one beside its candidates: while it is being
+    // built (a fresh large account, or a big ingest) the scan costs far less than that.
+    return rows >= ann.opts.minRows && ann.pending.size <= maxPendingFor(rows) ? ann : null;
   });
   const dense = new DenseBatch(queries, plans, (qi) => annOf[qi] !== null);
 

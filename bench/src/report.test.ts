@@ -26,6 +26,10 @@ function run(connections: number, rps: number, errors = 0): ThroughputRun {
   return { connections, seconds: 10, requests: rps * 10, rps, errors, timeouts: 0, non2xx: 0, latencyMs: { p50: 1, p99: 2, mean: 1 }, cpu: {} };
 }
 
+function ingest(docsPerSecond: number) {
+  return { docs: 2000, applied: 2000, errors: 0, seconds: 2000 / docsPerSecond, docsPerSecond, writeMs: summarize([10]), concurrency: 16 };
+}
+
 describe('evaluateTargets', () => {
   it('marks each target met, not met, or not measured from the figures', () => {
     const r = report({
@@ -34,13 +38,16 @@ describe('evaluateTargets', () => {
       },
       throughput: { nodes: 10_000, inProcessMesh: [run(1, 100), run(16, 450)], separateProcesses: [run(16, 300, 2)] },
       startup: { runs: [], healthyMsMedian: 4200, idleRssMiBMedian: 260 },
+      ingest: { embedded: ingest(1200), nats: ingest(640) },
     });
     const t = Object.fromEntries(evaluateTargets(r).map((x) => [x.id, x]));
-    expect(t['context-p50-10k']).toMatchObject({ measured: 9, met: true });
+    expect(t['context-p50-10k']).toMatchObject({ measured: 9, met: false });
     expect(t['context-p50-100k']).toMatchObject({ measured: null, met: null });
     expect(t['mesh-ratio-10000']!.measured).toBeCloseTo(9 / 7, 10);
     expect(t['mesh-ratio-10000']!.met).toBe(true);
-    expect(t['rps-c16']).toMatchObject({ measured: 450, met: false });
+    expect(t['rps-c16']).toMatchObject({ measured: 450, met: true });
+    expect(t['ingest-embedded']).toMatchObject({ measured: 1200, met: true });
+    expect(t['ingest-nats']).toMatchObject({ measured: 640, met: false });
     expect(t['throughput-errors']).toMatchObject({ measured: 2, met: false });
     expect(t['start-healthy']).toMatchObject({ measured: 4.2, met: true });
     expect(t['start-rss']).toMatchObject({ measured: 260, met: false });

@@ -80,12 +80,21 @@ describe('callUnary retries', () => {
       [TOP, 1],
     ] as const) {
       const { method, calls } = failing(status.RESOURCE_EXHAUSTED);
+      // Fake timers: the budget's own 12 ms deadline timer must not fire during the 5 ms
+      // retry wait, which a stalled host made it do with real timers (one call, not two).
+      jest.useFakeTimers();
       const budget = Budget.ofMs(12, { clock });
       try {
-        await expect(callUnary(method, {}, budget, { domain: 'd', random: () => r })).rejects.toBeInstanceOf(CtxError);
+        const outcome = callUnary(method, {}, budget, { domain: 'd', random: () => r }).then(
+          () => null,
+          (e: unknown) => e,
+        );
+        await jest.advanceTimersByTimeAsync(10);
+        expect(await outcome).toBeInstanceOf(CtxError);
         expect(calls()).toBe(want);
       } finally {
         budget.dispose();
+        jest.useRealTimers();
       }
     }
   });

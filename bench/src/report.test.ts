@@ -1,4 +1,4 @@
-import { cpuMsPerRequest, evaluateTargets, fmt, markdownTable, medianOf, targetRows, textTable, type BenchReport } from './report';
+import { cpuMsPerRequest, evaluateTargets, fmt, hostProbeText, markdownTable, medianOf, targetRows, textTable, type BenchReport } from './report';
 import { summarize } from './stats';
 import type { ThroughputRun } from './throughput';
 
@@ -29,6 +29,17 @@ function run(connections: number, rps: number, errors = 0): ThroughputRun {
 function ingest(docsPerSecond: number) {
   return { docs: 2000, applied: 2000, errors: 0, seconds: 2000 / docsPerSecond, docsPerSecond, writeMs: summarize([10]), concurrency: 16 };
 }
+
+describe('hostProbeText', () => {
+  it('states the probe at the start and the end, and nothing for a report without one', () => {
+    const base = report();
+    expect(hostProbeText(base)).toBe('');
+    const both = report({ meta: { ...base.meta, hostProbeMs: { start: 61.2, end: 140 } } });
+    expect(hostProbeText(both)).toBe('host probe 61.2 ms at the start, 140 ms at the end (a fixed CPU workload: higher is a slower host), ');
+    const started = report({ meta: { ...base.meta, hostProbeMs: { start: 61.2 } } });
+    expect(hostProbeText(started)).toBe('host probe 61.2 ms at the start (a fixed CPU workload: higher is a slower host), ');
+  });
+});
 
 describe('evaluateTargets', () => {
   it('marks each target met, not met, or not measured from the figures', () => {

@@ -60,6 +60,12 @@ export interface BenchReport {
     /** 1/5/15-minute load averages at the start and the end of the run. */
     loadAvgStart: number[];
     loadAvgEnd?: number[];
+    /**
+     * The host probe (`host.ts`: a fixed CPU workload, median ms) at the start and the end: the
+     * machine's speed when the figures were taken, which the load average does not show.
+     * Absent in reports written before it existed.
+     */
+    hostProbeMs?: { start: number; end?: number };
     gitCommit: string | null;
     sizes: number[];
     queries: number;
@@ -129,6 +135,13 @@ function atMost(id: string, target: string, measured: number | null | undefined,
 function atLeast(id: string, target: string, measured: number | null | undefined, limit: number, unit: string, detail: string): TargetRow {
   const m = measured === undefined || measured === null || !Number.isFinite(measured) ? null : measured;
   return { id, target, measured: m, unit, met: m === null ? null : m >= limit, detail };
+}
+
+/** The host probe for a report's summary line ('' when the report has none). */
+export function hostProbeText(r: BenchReport): string {
+  const p = r.meta.hostProbeMs;
+  if (!p) return '';
+  return `host probe ${fmt(p.start)} ms at the start${p.end === undefined ? '' : `, ${fmt(p.end)} ms at the end`} (a fixed CPU workload: higher is a slower host), `;
 }
 
 /** Compare the report with the project's targets. */
@@ -385,7 +398,7 @@ export function madialRows(r: BenchReport): string[][] {
 /** Every table as plain text, for the terminal. */
 export function textSummary(r: BenchReport): string {
   const parts = [
-    `ctxmesh bench (${r.meta.mode}) ${r.meta.startedAt}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} → ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')}, ${fmt(r.meta.durationS)} s`,
+    `ctxmesh bench (${r.meta.mode}) ${r.meta.startedAt}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} → ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')}, ${hostProbeText(r)}${fmt(r.meta.durationS)} s`,
     textTable(latencyRows(r)),
     textTable(throughputRows(r)),
     ...(r.docs ? [textTable(latencyRows(r, 'docs')), textTable(throughputRows(r, 'docs')), textTable(lexicalAlternativeRows(r))] : []),
@@ -402,7 +415,7 @@ export function textSummary(r: BenchReport): string {
 /** Every table as markdown, for the README. */
 export function markdownSummary(r: BenchReport): string {
   return [
-    `Run: \`${r.meta.mode}\`, ${r.meta.startedAt}, Node ${r.meta.node}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} at the start, ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')} at the end, ${fmt(r.meta.durationS)} s, commit \`${r.meta.gitCommit ?? '?'}\`.`,
+    `Run: \`${r.meta.mode}\`, ${r.meta.startedAt}, Node ${r.meta.node}, ${r.meta.cpus} CPUs, load average ${r.meta.loadAvgStart.map((x) => x.toFixed(2)).join('/')} at the start, ${(r.meta.loadAvgEnd ?? []).map((x) => x.toFixed(2)).join('/')} at the end, ${hostProbeText(r)}${fmt(r.meta.durationS)} s, commit \`${r.meta.gitCommit ?? '?'}\`.`,
     markdownTable(targetRows(r)),
     markdownTable(latencyRows(r)),
     markdownTable(throughputRows(r)),

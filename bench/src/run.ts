@@ -32,6 +32,7 @@ import { JsonClient } from './http';
 import { ingestThroughGateway } from './ingest';
 import { inProcessKernel } from './inproc';
 import { ENDPOINTS, measureDenseByDimension, measureHops, measureLatency, measureStoreLegs } from './latency';
+import { probeHost } from './host';
 import { bulkLoad } from './load';
 import { measureEvidence } from './evidence';
 import { madialAvailable, measureMadial } from './madial';
@@ -318,6 +319,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       node: process.version,
       cpus: cpus().length,
       loadAvgStart: loadavg(),
+      hostProbeMs: { start: probeHost().ms },
       gitCommit: gitCommit(),
       sizes: o.sizes,
       queries: o.queries,
@@ -418,6 +420,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
     report.meta.finishedAt = new Date().toISOString();
     report.meta.durationS = (performance.now() - started) / 1000;
     report.meta.loadAvgEnd = loadavg();
+    if (report.meta.hostProbeMs) report.meta.hostProbeMs.end = probeHost().ms;
     report.targets = evaluateTargets(report);
     addNotes(report);
     save();

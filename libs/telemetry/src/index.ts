@@ -65,6 +65,51 @@ export const deadLetters = new Gauge({
   registers: [registry],
 });
 
+/** Kinds of background work an index reports (see {@link addBackgroundWork}). */
+export type BackgroundWorkKind = 'ann' | 'lexical';
+
+/** Reads the rows an index still has to absorb in the background, by kind. */
+export type BackgroundWork = () => Partial<Record<BackgroundWorkKind, number>>;
+
+const backgroundReaders = new Set<BackgroundWork>();
+
+/**
+ * Rows the embedded index still has to absorb in the background, read at each scrape: rows to add
+ * to its HNSW indexes (`ann`; searches scan exactly meanwhile — after a large ingest this can last
+ * many minutes) and rows in its lexical tail still to merge into blocks (`lexical`). No series
+ * while no index reports (a Qdrant-backed mesh).
+ */
+export const indexBackgroundRows = new Gauge({
+  name: 'ctxmesh_index_background_rows',
+  help: 'Rows the embedded index still has to absorb in the background (ann: to add to its HNSW indexes; lexical: to merge from its tail into blocks)',
+  labelNames: ['work'] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    if (backgroundReaders.size === 0) return;
+    const sum: Record<BackgroundWorkKind, number> = { ann: 0, lexical: 0 };
+    for (const read of backgroundReaders) {
+      try {
+        const w = read();
+        sum.ann += w.ann ?? 0;
+        sum.lexical += w.lexical ?? 0;
+      } catch {
+        // A closed index has nothing left to do.
+      }
+    }
+    for (const work of ['ann', 'lexical'] as const) this.set({ work }, sum[work]);
+  },
+});
+
+/**
+ * Report an index's background work in {@link indexBackgroundRows}.
+ * @returns a function that stops reporting it (call it when the index closes)
+ */
+export function addBackgroundWork(read: BackgroundWork): () => void {
+  backgroundReaders.add(read);
+  return () => void backgroundReaders.delete(read);
+}
+
 /** Metrics of another thread of this process, as prom-client's JSON (see {@link ownMetrics}). */
 export type MetricsSource = () => Promise<Array<MetricObjectWithValues<MetricValue<string>>>>;
 

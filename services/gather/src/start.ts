@@ -1,7 +1,8 @@
 /** Start gather on a port (used by main.ts and by the all-in-one launcher). */
 import type { Embedder } from '@ctxmesh/embedder';
 import { startServer, type RunningServer } from '@ctxmesh/rpc';
-import type { VectorIndex } from '@ctxmesh/stores';
+import { addBackgroundWork, type BackgroundWork } from '@ctxmesh/telemetry';
+import { EmbeddedVectorIndex, type VectorIndex } from '@ctxmesh/stores';
 import type { Logger } from 'pino';
 import { createServer, gatherReady } from './server';
 
@@ -27,7 +28,11 @@ export interface StartOptions {
 export async function startGather(opts: StartOptions): Promise<RunningServer> {
   const shutdownController = new AbortController();
   const log = opts.log.child({ service: 'gather' });
-  return startServer({
+  // The index gather searches reports its background work (the embedded one: HNSW rows still
+  // to add, lexical tail rows still to merge) in /metrics while gather serves it.
+  const background = backgroundWorkOf(opts.index);
+  const stopReporting = background ? addBackgroundWork(background) : () => undefined;
+  const running = await startServer({
     domain: 'gather',
     services: [
       createServer({
@@ -44,5 +49,20 @@ export async function startGather(opts: StartOptions): Promise<RunningServer> {
     log,
     shutdownController,
     checkReady: () => gatherReady(opts.index),
+  }).catch((err: unknown) => {
+    stopReporting();
+    throw err;
   });
+  return {
+    ...running,
+    shutdown: async () => {
+      stopReporting();
+      await running.shutdown();
+    },
+  };
+}
+
+/** The index's background-work reader, when it has one (the embedded index; not part of the port). */
+function backgroundWorkOf(index: VectorIndex): BackgroundWork | null {
+  return index instanceof EmbeddedVectorIndex ? () => index.backgroundRows() : null;
 }

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { common, gather } from '@ctxmesh/proto';
 import { Budget, callUnary, checkHealth, connect, LIVENESS } from '@ctxmesh/rpc';
 import { IndexDimensionMismatchError } from '@ctxmesh/stores';
+import { indexBackgroundRows } from '@ctxmesh/telemetry';
 import pino from 'pino';
 import { createEmbedder, loadGatherConfig, openVectorStore, startGather } from '../src';
 
@@ -44,12 +45,18 @@ describe('gather start', () => {
         { domain: 'gather' },
       )) as gather.FindResponse;
       expect(res).toEqual({ memories: [], resources: [], skills: [] });
+      // The embedded index's background work is in /metrics while gather serves it.
+      expect((await indexBackgroundRows.get()).values.map((v) => [v.labels.work, v.value])).toEqual([
+        ['ann', 0],
+        ['lexical', 0],
+      ]);
     } finally {
       client.close();
       await server.shutdown();
       await store.close();
     }
     expect(await store.index.ping()).toBe(false);
+    expect((await indexBackgroundRows.get()).values).toEqual([]);
   });
 
   it('Gather start - data dir holding an index of another dimension - open fails', async () => {

@@ -123,7 +123,10 @@ describe('the ANN leg while its index is being built', () => {
       const [first] = await index.search([dense(text(5))]);
       expect(first.length).toBeGreaterThan(0);
       expect(index.denseStats()).toEqual({ annSearches: 0, fallbacks: 0 });
+      // /metrics reports the rows still queued for the index, then none once it is built.
+      expect(index.backgroundRows().ann).toBeGreaterThan(maxPendingFor(1500));
       await index.prepareDense();
+      expect(index.backgroundRows().ann).toBe(0);
       const ann = (index as unknown as { anns: { of(a: string): { pending: Set<number>; size: number } } }).anns.of('a');
       expect(ann.pending.size).toBe(0);
       expect(ann.size).toBe(1500);

@@ -332,6 +332,13 @@ export class AnnSet {
     }
   }
 
+  /** Rows queued for the indexes that exist (accounts below `minRows` have none and queue nothing). */
+  pendingRows(): number {
+    let n = 0;
+    for (const a of this.anns.values()) n += a.pending.size;
+    return n;
+  }
+
   /**
    * Create the index of every account large enough and build it now on every core
    * ({@link DenseAnn.buildNow}); resolve once they are all built.

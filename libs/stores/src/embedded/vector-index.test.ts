@@ -223,8 +223,10 @@ describe('EmbeddedVectorIndex', () => {
     await turns(20);
     // One row, below `mergeAt` while writes may go on: it waits for a pause (idleMs) or optimize().
     expect(index.lexicalPending()).toBe(1);
+    expect(index.backgroundRows()).toEqual({ ann: 0, lexical: 1 });
     await index.optimize();
     expect(index.lexicalPending()).toBe(0);
+    expect(index.backgroundRows()).toEqual({ ann: 0, lexical: 0 });
     const [hits] = await index.search([{ visibility: vis, vector: null, text: 'amber', targets: [], filter: null, limit: 20 }]);
     expect(hits).toHaveLength(9);
   });

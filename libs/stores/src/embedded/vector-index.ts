@@ -284,6 +284,16 @@ export class EmbeddedVectorIndex implements VectorIndex {
     return this.lexIndex.pendingRows();
   }
 
+  /**
+   * Rows still to absorb in the background: queued for this adapter's HNSW indexes (`ann`) and
+   * waiting in the lexical tail (`lexical`; the file's, whichever adapter merges it). Not part of
+   * the VectorIndex port.
+   */
+  backgroundRows(): { ann: number; lexical: number } {
+    this.assertOpen();
+    return { ann: this.anns?.pendingRows() ?? 0, lexical: this.lexIndex.pendingRows() };
+  }
+
   /** Terms, blocks and postings of the lexical index (pending rows' too). Not part of the VectorIndex port. */
   lexicalSize(): { terms: number; blocks: number; postings: number } {
     this.assertOpen();

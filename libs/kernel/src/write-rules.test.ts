@@ -1,14 +1,6 @@
 import { InvalidArgumentError, InvalidUriError } from './errors';
 import { assertValidInterval, assertWritableUri, normalizeTags, PASSAGE_URI_REASON, SCOPE_ROOT_REASON, VALIDITY_INTERVAL_MESSAGE } from './write-rules';
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
+import { thrownBy } from '@ctxmesh/testing';
 
 describe('assertWritableUri', () => {
   it.each(['viking://resources/a.md', 'viking://resources/d/.abstract.md', 'viking://agent/skills/x', 'viking://user/alice/memories', 'viking://session/s1'])(
@@ -19,18 +11,18 @@ describe('assertWritableUri', () => {
   );
 
   it.each(['viking://', 'viking://resources', 'viking://agent', 'viking://user', 'viking://user/alice'])('refuses the namespace %s', (uri) => {
-    const e = thrown(() => assertWritableUri(uri)) as InvalidUriError;
+    const e = thrownBy(() => assertWritableUri(uri)) as InvalidUriError;
     expect(e).toBeInstanceOf(InvalidUriError);
     expect([e.uri, e.reason, e.message]).toEqual([uri, SCOPE_ROOT_REASON, `Invalid URI: ${uri} (a write must address a node below a scope root)`]);
   });
 
   it('refuses a passage URI', () => {
-    const e = thrown(() => assertWritableUri('viking://resources/a.md#p1')) as InvalidUriError;
+    const e = thrownBy(() => assertWritableUri('viking://resources/a.md#p1')) as InvalidUriError;
     expect([e.reason, e.message]).toEqual([PASSAGE_URI_REASON, "Invalid URI: viking://resources/a.md#p1 ('#' is reserved for passage URIs)"]);
   });
 
   it('names the URI the caller wrote when given', () => {
-    const e = thrown(() => assertWritableUri('viking://user/alice', 'viking://~')) as InvalidUriError;
+    const e = thrownBy(() => assertWritableUri('viking://user/alice', 'viking://~')) as InvalidUriError;
     expect([e.uri, e.message]).toEqual(['viking://~', 'Invalid URI: viking://~ (a write must address a node below a scope root)']);
   });
 });
@@ -48,7 +40,7 @@ describe('normalizeTags', () => {
   });
 
   it.each(['env', 'env=', '=prod', 'a=b=c', '  ', ' = '])('refuses %p, naming it', (tag) => {
-    const e = thrown(() => normalizeTags(['ok=1', tag]));
+    const e = thrownBy(() => normalizeTags(['ok=1', tag]));
     expect(e).toBeInstanceOf(InvalidArgumentError);
     expect((e as Error).message).toBe(`Invalid tag '${tag}': tags must be key=value with exactly one '=' and a non-empty key and value`);
   });
@@ -71,7 +63,7 @@ describe('assertValidInterval', () => {
     ['an empty interval (equal bounds: no instant lies in it)', day, day],
     ['a reversed interval', 2 * day, day],
   ])('refuses %s', (_name, from, to) => {
-    const e = thrown(() => assertValidInterval(from, to));
+    const e = thrownBy(() => assertValidInterval(from, to));
     expect(e).toBeInstanceOf(InvalidArgumentError);
     expect((e as Error).message).toBe(VALIDITY_INTERVAL_MESSAGE);
   });

@@ -53,6 +53,16 @@ export function uniqueName(prefix: string): string {
   return `${prefix}-${randomUUID().slice(0, 8)}`;
 }
 
+/** The error `fn` throws (the test fails when it returns instead), for asserting on its fields. */
+export function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a throw');
+}
+
 /** Resolve after `ms`. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

@@ -1,19 +1,11 @@
 import { envelopeOf } from '../mapping/envelope';
 import { RequestValidationError } from './errors';
 import { boolQuery, requiredQuery, validatedIntQuery } from './query';
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
+import { thrownBy } from '@ctxmesh/testing';
 
 describe('requiredQuery and boolQuery', () => {
   it('reports a missing parameter at ["query", name]', () => {
-    const e = thrown(() => requiredQuery({}, 'uri')) as RequestValidationError;
+    const e = thrownBy(() => requiredQuery({}, 'uri')) as RequestValidationError;
     expect(envelopeOf(e).error.details.validation_errors).toEqual([{ loc: ['query', 'uri'], message: 'Field required', type: 'missing' }]);
     expect(requiredQuery({ uri: ['a', 'b'] }, 'uri')).toBe('b');
   });
@@ -22,7 +14,7 @@ describe('requiredQuery and boolQuery', () => {
     expect(boolQuery({ wait: 'true' }, 'wait', false)).toBe(true);
     expect(boolQuery({ wait: '0' }, 'wait', true)).toBe(false);
     expect(boolQuery({}, 'wait', true)).toBe(true);
-    expect(thrown(() => boolQuery({ wait: 'maybe' }, 'wait', false))).toBeInstanceOf(RequestValidationError);
+    expect(thrownBy(() => boolQuery({ wait: 'maybe' }, 'wait', false))).toBeInstanceOf(RequestValidationError);
   });
 });
 
@@ -30,7 +22,7 @@ describe('validatedIntQuery', () => {
   it('reads an integer as a body field would, at ["query", name]', () => {
     expect(validatedIntQuery({ preserve_recent: '5' }, 'preserve_recent')).toBe(5);
     expect(validatedIntQuery({}, 'preserve_recent')).toBeUndefined();
-    const e = thrown(() => validatedIntQuery({ preserve_recent: 'x' }, 'preserve_recent')) as RequestValidationError;
+    const e = thrownBy(() => validatedIntQuery({ preserve_recent: 'x' }, 'preserve_recent')) as RequestValidationError;
     expect(e.issues).toEqual([{ loc: ['query', 'preserve_recent'], msg: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' }]);
   });
 });

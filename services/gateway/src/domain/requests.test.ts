@@ -11,6 +11,7 @@ import {
   type RequestContext,
 } from './requests';
 import { envelopeOf } from '../mapping/envelope';
+import { thrownBy } from '@ctxmesh/testing';
 
 const NOW = Date.UTC(2026, 6, 14, 12, 0, 0);
 const dev: RequestContext = { identity: { userId: 'default', role: 'root' }, nowMs: NOW };
@@ -18,19 +19,9 @@ const QUOTA_ALLOWED = 'allowed: events, entities, preferences, experiences, reso
 const DETAIL_ALLOWED = `${QUOTA_ALLOWED}, memories`;
 const D_PENALTIES = { events: 0.1, entities: 0.1, preferences: 0.02, experiences: 0.02, resources: 0.02, skills: 0.02, memories: 0.1 };
 
-/** The error a call throws (fails the test when it does not throw). */
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
-
 /** [status, code, message] of a thrown validation or domain error. */
 function outcome(fn: () => unknown): [number, string, string] {
-  const e = caught(fn);
+  const e = thrownBy(fn);
   if (e instanceof RequestValidationError) return [e.status, e.code, e.message];
   if (e instanceof DomainError) return [e.status, e.code, e.message];
   throw e;
@@ -119,7 +110,7 @@ describe('validateSearchBody', () => {
     });
 
     it('lists every problem in details.validation_errors', () => {
-      const e = caught(() => search({ query: 'q', limit: 'x', bogus: 1 })) as RequestValidationError;
+      const e = thrownBy(() => search({ query: 'q', limit: 'x', bogus: 1 })) as RequestValidationError;
       expect(envelopeOf(e).error.details.validation_errors).toEqual([
         { loc: ['body', 'limit'], message: 'Input should be a valid integer, unable to parse string as an integer', type: 'int_parsing' },
         { loc: ['body', 'bogus'], message: 'Extra inputs are not permitted', type: 'extra_forbidden' },

@@ -1,14 +1,6 @@
 import { DomainError, RequestValidationError } from './errors';
 import { agentOfStatusSegment, COMPRESS_FIELDS, decompressPage, PROJECT_FIELDS, sessionLogBody, validateAppendEventsBody } from './session-log';
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
+import { thrownBy } from '@ctxmesh/testing';
 
 describe('sessionLogBody', () => {
   it.each([undefined, null, ''])('reads an absent body (%p) as {}', (raw) => {
@@ -24,7 +16,7 @@ describe('sessionLogBody', () => {
   });
 
   it('names every bad field at its path, nested ones included', () => {
-    const e = thrown(() => sessionLogBody({ request_id: 'r', author: 'bot', ranges: [{ start_seq: 'x', end_seq: 1 }] }, COMPRESS_FIELDS)) as RequestValidationError;
+    const e = thrownBy(() => sessionLogBody({ request_id: 'r', author: 'bot', ranges: [{ start_seq: 'x', end_seq: 1 }] }, COMPRESS_FIELDS)) as RequestValidationError;
     expect(e.issues.map((i) => [i.loc.join('.'), i.type])).toEqual([
       ['body.author', 'literal_error'],
       ['body.ranges.0.start_seq', 'seq_parsing'],
@@ -39,7 +31,7 @@ describe('validateAppendEventsBody', () => {
   });
 
   it('reports every event that is not an object', () => {
-    const e = thrown(() => validateAppendEventsBody({ events: [{ type: 'm' }, 'x', [1]] })) as RequestValidationError;
+    const e = thrownBy(() => validateAppendEventsBody({ events: [{ type: 'm' }, 'x', [1]] })) as RequestValidationError;
     expect(e.issues).toEqual([
       { loc: ['body', 'events', 1], msg: 'Input should be a valid dictionary', type: 'dict_type' },
       { loc: ['body', 'events', 2], msg: 'Input should be a valid dictionary', type: 'dict_type' },
@@ -55,7 +47,7 @@ describe('agentOfStatusSegment', () => {
   });
 
   it('refuses an agent id that breaks the id rule', () => {
-    const e = thrown(() => agentOfStatusSegment('a b:status')) as DomainError;
+    const e = thrownBy(() => agentOfStatusSegment('a b:status')) as DomainError;
     expect([e.code, e.message.startsWith("Invalid agent id 'a b': ")]).toEqual(['INVALID_ARGUMENT', true]);
   });
 });

@@ -1,16 +1,8 @@
 import { DomainError, RequestValidationError } from './errors';
 import { parseValidTime, validateWriteBody, writableUri } from './write';
+import { thrownBy } from '@ctxmesh/testing';
 
 const user = { userId: 'alice', role: 'user' as const };
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
-}
 
 describe('validateWriteBody', () => {
   it('applies the defaults and expands the ~ alias', () => {
@@ -41,7 +33,7 @@ describe('validateWriteBody', () => {
     ['non-string content', { uri: 'viking://resources/a', content: 5 }, 'Invalid request parameters: body.content: Input should be a valid string'],
     ['a body that is not an object', ['x'], 'Invalid request parameters: body: Input should be a valid dictionary or object to extract fields from'],
   ])('rejects %s with the validation envelope', (_name, body, message) => {
-    const e = thrown(() => validateWriteBody(body, user));
+    const e = thrownBy(() => validateWriteBody(body, user));
     expect(e).toBeInstanceOf(RequestValidationError);
     expect((e as RequestValidationError).message).toBe(message);
   });
@@ -57,15 +49,15 @@ describe('validateWriteBody', () => {
     ['an empty validity interval (valid_from == valid_to)', { uri: 'viking://resources/a', content: 'x', valid_from: '2026-03-01', valid_to: '2026-03-01T00:00:00Z' }, 'INVALID_ARGUMENT', 400],
     ['a passage URI', { uri: 'viking://resources/a.md#p2', content: 'x' }, 'INVALID_URI', 400],
   ])('rejects %s as a domain error', (_name, body, code, status) => {
-    const e = thrown(() => validateWriteBody(body, user)) as DomainError;
+    const e = thrownBy(() => validateWriteBody(body, user)) as DomainError;
     expect(e).toBeInstanceOf(DomainError);
     expect([e.code, e.status]).toEqual([code, status]);
   });
 
   it('names the rule a refused interval and a refused URI break, in the gateway\'s words', () => {
-    const interval = thrown(() => validateWriteBody({ uri: 'viking://resources/a', content: 'x', valid_from: '2026-03-01', valid_to: '2026-03-01' }, user)) as DomainError;
+    const interval = thrownBy(() => validateWriteBody({ uri: 'viking://resources/a', content: 'x', valid_from: '2026-03-01', valid_to: '2026-03-01' }, user)) as DomainError;
     expect([interval.message, interval.details]).toEqual(['valid_from must be earlier than valid_to', {}]);
-    const root = thrown(() => writableUri(' viking://~ ', user)) as DomainError;
+    const root = thrownBy(() => writableUri(' viking://~ ', user)) as DomainError;
     expect([root.message, root.details]).toEqual(['Invalid URI: viking://~ (a write must address a node below a scope root)', { uri: 'viking://~', reason: 'a write must address a node below a scope root' }]);
   });
 
@@ -84,6 +76,6 @@ describe('parseValidTime', () => {
     expect(parseValidTime('2026-07-14', 'valid_to')).toBe(Date.parse('2026-07-14T00:00:00.000Z'));
     expect(parseValidTime('  ', 'valid_from')).toBeNull();
     expect(parseValidTime(null, 'valid_from')).toBeNull();
-    expect((thrown(() => parseValidTime('2026-02-30', 'valid_to')) as DomainError).message).toContain('valid_to');
+    expect((thrownBy(() => parseValidTime('2026-02-30', 'valid_to')) as DomainError).message).toContain('valid_to');
   });
 });

@@ -351,16 +351,25 @@ export class TailMirror {
 
   /** Whether a live row of version ≤ `upTo` holds the term. */
   holds(t: TermName, upTo: number): boolean {
+    return !this.eachLivePosting(t, upTo, () => false);
+  }
+
+  /**
+   * Call `fn` for each posting of the term held by a live row of version ≤ `upTo` (the rows a
+   * merge up to `upTo` moves), with its part, slot and term frequency, until `fn` returns false.
+   * @returns false when `fn` stopped the walk
+   */
+  private eachLivePosting(t: TermName, upTo: number, fn: (p: Part, slot: number, tf: number) => boolean | void): boolean {
     for (const p of this.parts) {
       if (p.minVer > upTo) continue;
       const pt = p.termOf(t.account, t.cls, t.term);
       if (!pt) continue;
       for (const x of pt.postings) {
         const slot = x >>> 8;
-        if (p.alive[slot] && p.vers[slot]! <= upTo) return true;
+        if (p.alive[slot] && p.vers[slot]! <= upTo && fn(p, slot, x & 255) === false) return false;
       }
     }
-    return false;
+    return true;
   }
 
   /**
@@ -441,25 +450,17 @@ export class TailMirror {
    */
   groupOf(t: TermName, upTo: number): TermGroup | null {
     let g: TermGroup | null = null;
-    for (const p of this.parts) {
-      if (p.minVer > upTo) continue;
-      const pt = p.termOf(t.account, t.cls, t.term);
-      if (!pt) continue;
-      for (const x of pt.postings) {
-        const slot = x >>> 8;
-        if (!p.alive[slot] || p.vers[slot]! > upTo) continue;
-        g ??= { account: t.account, cls: t.cls, term: t.term, count: 0, tiers: new Map() };
-        const len = p.lens[slot]!;
-        const tf = x & 255;
-        const tier = impactTier(tf, len);
-        let l = g.tiers.get(tier);
-        if (!l) g.tiers.set(tier, (l = { ids: [], tfs: [], lens: [] }));
-        l.ids.push(p.ids[slot]!);
-        l.tfs.push(tf);
-        l.lens.push(len);
-        g.count++;
-      }
-    }
+    this.eachLivePosting(t, upTo, (p, slot, tf) => {
+      g ??= { account: t.account, cls: t.cls, term: t.term, count: 0, tiers: new Map() };
+      const len = p.lens[slot]!;
+      const tier = impactTier(tf, len);
+      let l = g.tiers.get(tier);
+      if (!l) g.tiers.set(tier, (l = { ids: [], tfs: [], lens: [] }));
+      l.ids.push(p.ids[slot]!);
+      l.tfs.push(tf);
+      l.lens.push(len);
+      g.count++;
+    });
     return g;
   }
 }

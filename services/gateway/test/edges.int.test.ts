@@ -1,6 +1,6 @@
 /**
- * HTTP edges a new user meets (issue 14 item 5): the wrong media type, the validation
- * envelope's keys, the `/metrics` route labels and a malformed `X-Request-Timeout-Ms`.
+ * HTTP edges a new user meets (issue 14 item 5): the wrong media type, the exact keys of the
+ * validation and domain envelopes (issue 19 item 5), the `/metrics` route labels and a malformed `X-Request-Timeout-Ms`.
  */
 import { harness, type Harness } from './fakes';
 
@@ -40,17 +40,28 @@ describe('gateway HTTP edges', () => {
     }
   });
 
-  it('POST /api/v1/search/search - a validation error and a domain error - the same envelope keys', async () => {
-    const validation = await h.app.inject({ method: 'POST', url: '/api/v1/search/search', headers: { 'content-type': 'application/json' }, payload: '{"query":"q","bogus":1}' });
+  it('POST /api/v1/search/search - a validation error - exactly status and error (§1.7 variant 1, no null members)', async () => {
+    // The issue's own body: max_tokens below the minimum.
+    const res = await h.app.inject({ method: 'POST', url: '/api/v1/search/search', headers: { 'content-type': 'application/json' }, payload: '{"query":"x","mode":"context","max_tokens":1}' });
+    expect(res.statusCode).toBe(400);
+    const json = res.json();
+    expect(Object.keys(json)).toEqual(['status', 'error']);
+    expect(Object.keys(json.error)).toEqual(['code', 'message', 'details']);
+    expect(Object.keys(json.error.details)).toEqual(['validation_errors']);
+    expect(json.error.details.validation_errors[0].loc).toEqual(['body', 'max_tokens']);
+    const unknown = await h.app.inject({ method: 'POST', url: '/api/v1/search/search', headers: { 'content-type': 'application/json' }, payload: '{"query":"q","bogus":1}' });
+    expect(Object.keys(unknown.json())).toEqual(['status', 'error']);
+  });
+
+  it('a domain error and an unknown route - every member, nulls included (§1.7 variant 2)', async () => {
     const domain = await h.app.inject({ method: 'POST', url: '/api/v1/search/find', headers: { 'content-type': 'application/json' }, payload: '{"query":"  "}' });
     const missing = await h.app.inject({ method: 'GET', url: '/nowhere' });
-    expect(validation.statusCode).toBe(400);
     expect(domain.statusCode).toBe(400);
-    const keys = Object.keys(validation.json());
-    expect(keys).toEqual(['status', 'result', 'error', 'telemetry', 'profile']);
-    expect(Object.keys(domain.json())).toEqual(keys);
-    expect(Object.keys(missing.json())).toEqual(keys);
-    expect(Object.keys(validation.json().error)).toEqual(Object.keys(domain.json().error));
+    for (const json of [domain.json(), missing.json()]) {
+      expect(Object.keys(json)).toEqual(['status', 'result', 'error', 'telemetry', 'profile']);
+      expect([json.result, json.telemetry, json.profile]).toEqual([null, null, null]);
+      expect(Object.keys(json.error)).toEqual(['code', 'message', 'details']);
+    }
   });
 
   it.each(['abc', '5s', '1e3', '-5', '1500.5'])('POST /api/v1/search/search - X-Request-Timeout-Ms %p - 400 naming the header', async (value) => {

@@ -188,10 +188,9 @@ function expectRejected(res: Answer, r: Rejection): void {
   if (typeof r.message === 'string') expect(msg).toBe(r.message);
   else expect(msg).toContain(r.message.contains);
   if (r.variant === 1) {
-    // Variant 1: the reference omits the null members; ctxmesh keeps the keys of every other
-    // error envelope (issue 14). details.validation_errors[0] mirrors the message.
-    expect(Object.keys(res.body)).toEqual(['status', 'result', 'error', 'telemetry', 'profile']);
-    expect(res.body).toMatchObject({ result: null, telemetry: null, profile: null });
+    // Variant 1 has exactly `status` and `error`, no null members (§1.7; issue 19 item 5).
+    // details.validation_errors[0] mirrors the message.
+    expect(Object.keys(res.body)).toEqual(['status', 'error']);
     expect(res.body.status).toBe('error');
     expect(res.body.error.code).toBe('INVALID_ARGUMENT');
     const issues = res.body.error.details.validation_errors as Array<{ loc: Array<string | number>; message: string; type: string }>;

@@ -57,19 +57,16 @@ describe('renderCtxError', () => {
 });
 
 describe('renderError', () => {
-  it('renders validation errors as envelope variant 1', () => {
+  it('renders validation errors as envelope variant 1: status and error, no null members', () => {
     const r = renderError(new RequestValidationError([{ loc: ['body', 'x'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }]), 'r');
     expect(r.status).toBe(400);
-    expect(r.body).toEqual({
+    expect(r.body).toStrictEqual({
       status: 'error',
-      result: null,
       error: {
         code: 'INVALID_ARGUMENT',
         message: 'Invalid request parameters: body.x: Extra inputs are not permitted',
         details: { validation_errors: [{ loc: ['body', 'x'], message: 'Extra inputs are not permitted', type: 'extra_forbidden' }] },
       },
-      telemetry: null,
-      profile: null,
     });
   });
 

@@ -23,14 +23,13 @@ describe('successEnvelope', () => {
 });
 
 describe('envelopeOf', () => {
-  it('writes a validation error as envelope variant 1, every issue listed', () => {
+  it('writes a validation error as envelope variant 1, every issue listed: status and error only (§1.7)', () => {
     const e = new RequestValidationError([
       { loc: ['body', 'tags', 0], msg: 'Input should be a valid string', type: 'string_type' },
       { loc: ['body', 'unexpected'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' },
     ]);
-    expect(envelopeOf(e)).toEqual({
+    expect(envelopeOf(e)).toStrictEqual({
       status: 'error',
-      result: null,
       error: {
         code: 'INVALID_ARGUMENT',
         message: 'Invalid request parameters: body.tags.0: Input should be a valid string',
@@ -41,11 +40,10 @@ describe('envelopeOf', () => {
           ],
         },
       },
-      telemetry: null,
-      profile: null,
     });
-    // The same top-level keys, in the same order, as a domain error's envelope.
-    expect(Object.keys(envelopeOf(e))).toEqual(Object.keys(envelopeOf(new DomainError('NOT_FOUND', 'x'))));
+    expect(Object.keys(envelopeOf(e))).toEqual(['status', 'error']);
+    // A domain error's envelope keeps every member, nulls included.
+    expect(Object.keys(envelopeOf(new DomainError('NOT_FOUND', 'x')))).toEqual(['status', 'result', 'error', 'telemetry', 'profile']);
   });
 
   it('matches the §1.7 value-error example', () => {

@@ -30,20 +30,17 @@ export interface SuccessEnvelope<R> {
 }
 
 /**
- * Variant 1 envelope: `{status:"error", result:null, error:{code, message, details:{validation_errors}},
- * telemetry:null, profile:null}`. The reference omits the null members here; ctxmesh sends the
- * same top-level keys as every other error so a client reads one shape (issue 14).
+ * Variant 1 envelope: `{status:"error", error:{code, message, details:{validation_errors}}}` —
+ * exactly these two members, no null ones (context-contract §1.7; a domain error's envelope
+ * has its null members, a validation error's has none).
  */
 export interface ValidationEnvelope {
   status: 'error';
-  result: null;
   error: {
     code: 'INVALID_ARGUMENT';
     message: string;
     details: { validation_errors: Array<{ loc: Array<string | number>; message: string; type: string }> };
   };
-  telemetry: null;
-  profile: null;
 }
 
 /** Variant 2 envelope, dumped without dropping nulls. */
@@ -101,13 +98,10 @@ export function envelopeOf(e: RequestValidationError | DomainError): ValidationE
   if (!('issues' in e)) return errorEnvelope(e.code, e.message, e.details);
   return {
     status: 'error',
-    result: null,
     error: {
       code: e.code,
       message: e.message,
       details: { validation_errors: e.issues.map((i) => ({ loc: [...i.loc], message: i.msg, type: i.type })) },
     },
-    telemetry: null,
-    profile: null,
   };
 }

@@ -71,8 +71,9 @@ describe('RequestCapture + inProcessKernel', () => {
   it('assembles both packings in process from the captured request: evidence says so, keeps the budget and serves compat\'s relevant entries, none below its floor', async () => {
     const d = docAt(buildQueries(5, { pool: 200 })[1]!.targetIndex);
     const body = { query: d.keywords.join(' '), mode: 'context', purpose: 'coding', max_tokens: 1200 };
-    const compat = await kernel.assembleContext((await capture.capture('/api/v1/search/search', body)).request as orchestrator.AssembleContextRequest);
-    const evidence = await kernel.assembleContext((await capture.capture('/api/v1/search/search', { ...body, packing: 'evidence' })).request as orchestrator.AssembleContextRequest);
+    const compat = await kernel.assembleContext((await capture.capture('/api/v1/search/search', { ...body, packing: 'compat' })).request as orchestrator.AssembleContextRequest);
+    // A body naming no packing gets the server's default: evidence.
+    const evidence = await kernel.assembleContext((await capture.capture('/api/v1/search/search', body)).request as orchestrator.AssembleContextRequest);
     expect(compat.stats.packing).toBe('compat');
     expect(evidence.stats.packing).toBe('evidence');
     expect(evidence.stats.usedTokens).toBeLessThanOrEqual(1200);

@@ -114,7 +114,9 @@ const DRAWN = `(() => {
 const drawn = (page: Page) => page.evaluate<Drawn>(DRAWN);
 
 describe('the inspector in Chromium', () => {
-  const link = () => `${mesh.gatewayUrl}/inspect?q=${encodeURIComponent('how do we roll back a release')}&session=inspect-s1&max_tokens=900&dedup_turns=5`;
+  // compat serves a fixed ten candidates a turn, so the second turn has fresh ones to draw beside
+  // the cooled ones (the default, evidence, serves all the evidence on the first).
+  const link = () => `${mesh.gatewayUrl}/inspect?q=${encodeURIComponent('how do we roll back a release')}&session=inspect-s1&max_tokens=900&dedup_turns=5&packing=compat`;
 
   it('a link asks for the key, keeps it in the tab, and draws the answer: segments sum to used_tokens, a row per entry', async () => {
     const page = await context.newPage();

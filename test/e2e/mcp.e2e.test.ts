@@ -116,7 +116,8 @@ describe('MCP over the mesh', () => {
   it('drops unknown quota and detail_by_category keys silently', async () => {
     const res = await client.callTool({
       name: 'search',
-      arguments: { query: 'what did we deploy?', mode: 'context', quotas: { events: 2, resources: 1, gossip: 3 }, detail_by_category: { events: 'full', gossip: 'full' } },
+      // compat: its pins label the tier exactly as §4.3 writes it (evidence may serve the same text as the abstract).
+      arguments: { query: 'what did we deploy?', mode: 'context', packing: 'compat', quotas: { events: 2, resources: 1, gossip: 3 }, detail_by_category: { events: 'full', gossip: 'full' } },
     });
     expect((res as ToolResult).isError).toBeFalsy();
     expect(textOf(res)).toContain(`<memory uri="${EVENT}" type="events" score=`);

@@ -1,8 +1,9 @@
 /**
  * The `packing` addition through the whole mesh (gateway → orchestrator → gather / tier-reader /
  * budget-render over gRPC, embedded stores): compat keeps the contract's bytes, evidence spends
- * the plugin's budget on evidence, the server default comes from CTXMESH_CONTEXT_PACKING, and
- * unknown values are 400s naming the field.
+ * the plugin's budget on evidence and serves nothing under the noise floor, the server default
+ * is evidence unless CTXMESH_CONTEXT_PACKING says compat, and unknown values are 400s naming the
+ * field.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,7 +85,7 @@ afterAll(() => {
 describe('packing through the mesh (compat server)', () => {
   let m: Mesh;
   beforeAll(async () => {
-    m = await mesh();
+    m = await mesh({ CTXMESH_CONTEXT_PACKING: 'compat' });
   }, 120_000);
   afterAll(async () => {
     await m?.stop();
@@ -156,22 +157,52 @@ describe('packing through the mesh (compat server)', () => {
   });
 });
 
-describe('packing through the mesh (CTXMESH_CONTEXT_PACKING=evidence)', () => {
+describe('packing through the mesh (a default install: evidence)', () => {
   let m: Mesh;
   beforeAll(async () => {
-    m = await mesh({ CTXMESH_CONTEXT_PACKING: 'evidence' });
+    m = await mesh();
   }, 120_000);
   afterAll(async () => {
     await m?.stop();
   });
 
-  it('packs a request that names none with the server default, and one naming compat with the contract\'s kernel', async () => {
+  it('packs a request that names none with the server default, evidence, and one naming compat with the contract\'s kernel', async () => {
     const byDefault = await context(m, plugin('s1'));
     expect(byDefault.stats.packing).toBe('evidence');
     expect(byDefault.entries.length).toBeGreaterThan(5);
     const compat = await context(m, plugin('s2', { packing: 'compat' }));
     expect(compat.stats).not.toHaveProperty('packing');
     expect(compat.entries.filter((e) => e.category === 'events')).toHaveLength(1);
+  });
+
+  it('answers a question about nothing in the store with an empty block, with the plugin body and the bare one (issue 19)', async () => {
+    for (const body of [plugin('off1', { query: 'quarterly payroll tax filing for the Lisbon office' }), { query: 'quarterly payroll tax filing for the Lisbon office' }]) {
+      const r = await context(m, body);
+      expect(r.stats.packing).toBe('evidence');
+      expect(r.entries).toEqual([]);
+      expect(r.rendered).toBe('');
+      expect(r.stats.used_tokens).toBe(0);
+    }
+    // The same bare body about what the store holds is served.
+    const on = await context(m, { query: 'what did we deploy to production' });
+    expect(on.entries.length).toBeGreaterThan(5);
+  });
+
+  it('serves the plugin body what the bare body gets: the server floor is the plugin threshold', async () => {
+    const withThreshold = await context(m, plugin('t1'));
+    const without = await context(m, plugin('t2', { score_threshold: null }));
+    expect(withThreshold.entries.map((e) => e.uri)).toEqual(without.entries.map((e) => e.uri));
+  });
+
+  it('scores every served entry at or above the noise floor, and none is left out that scored above it with room to spare', async () => {
+    const r = await post(m, '/api/v1/search/search', { query: 'what did we deploy to production', mode: 'context', max_tokens: 4000, explain: true });
+    expect(r.status).toBe(200);
+    const res = r.body.result as ContextResult & { explain: { candidates: Array<{ uri: string; score: number; ranked_score: number; reason: string }> } };
+    for (const e of res.entries) expect(e.score).toBeGreaterThanOrEqual(0.35);
+    for (const c of res.explain.candidates) {
+      if (c.reason === 'noise_floor') expect(c.ranked_score).toBeLessThan(0.35);
+      if (c.ranked_score < 0.35) expect(['noise_floor', 'cooled', 'excluded']).toContain(c.reason);
+    }
   });
 });
 

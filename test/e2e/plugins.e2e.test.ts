@@ -716,8 +716,10 @@ describe('plugins against the mesh without a model', () => {
     expect(run.sent[1].body).toBe('{"query":"what did we deploy?","mode":"context","purpose":"coding","score_threshold":0.35,"session_id":"cc-s3","dedup_turns":5,"rewrite":true,"rewrite_max_bullets":3}');
     const r = (run.context as { result: any }).result;
     expect(r.stats.rewrite).toBe('ok');
-    // The plugin's body uses no addition: exactly the contract's stats keys (issue 11 item 4).
-    expect(r.stats).not.toHaveProperty('rewrite_engine');
+    // The plugin's body names no addition, but a default install packs with evidence, which
+    // stats say (packing, evidence) — and beside an addition the digest's engine is named too.
+    expect(r.stats.packing).toBe('evidence');
+    expect(r.stats.rewrite_engine).toBe('extractive');
     const lines = r.digest.split('\n');
     expect(lines[0]).toBe('OpenViking memory digest:');
     expect(lines.length).toBeGreaterThan(1);
@@ -927,7 +929,8 @@ describe('plugins against the mesh with a scripted model', () => {
     const digestPrompt = model.requests.find((q) => q.kind === 'digest')!;
     expect(digestPrompt.prompt).toContain(r.rendered);
     expect(r.stats.rewrite).toBe('ok');
-    expect(r.stats).not.toHaveProperty('rewrite_engine');
+    expect(r.stats.packing).toBe('evidence');
+    expect(r.stats.rewrite_engine).toBe('model');
     expect(r.stats.rewrite_usage).toEqual({ prompt_tokens: 120, completion_tokens: 30 });
     expect(r.digest).toBe(`OpenViking memory digest:\n${FakeModel.citedDigest(digestPrompt.prompt)}`);
     expect(additionalContext(run.stdout)).toBe(wrapContext(r.digest));

@@ -81,6 +81,8 @@ describe('the mesh on Redis and NATS JetStream', () => {
         session_id: `s-${tag}`,
         dedup_turns: 2,
         limit: 3,
+        // compat: `limit` sizes its pool, so each turn serves three and leaves three to cool in turn.
+        packing: 'compat',
       });
     const t0 = await ask();
     expect(t0.stats.dedup).toEqual({ turns: 2, status: 'new', cooled: 0, turn: 0 });

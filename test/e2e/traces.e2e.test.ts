@@ -107,7 +107,9 @@ describe('traces across the hops', () => {
       wait: true,
     });
     expect(write.status).toBe(200);
-    const ctx = await post('/api/v1/search/search', { query: 'how do we roll back a deploy', mode: 'context', max_tokens: 400 }, { 'x-request-id': 'trace-e2e-1' });
+    // compat reads every candidate's tiers, so each hop runs (evidence skips the tier read when
+    // the stored abstracts and overviews are all it needs).
+    const ctx = await post('/api/v1/search/search', { query: 'how do we roll back a deploy', mode: 'context', max_tokens: 400, packing: 'compat' }, { 'x-request-id': 'trace-e2e-1' });
     expect(ctx.status).toBe(200);
     expect((ctx.json.result.entries as unknown[]).length).toBeGreaterThan(0);
 

@@ -4,6 +4,8 @@
  * MADial-Bench; see the bench's `madial` section).
  */
 
+import type { RelevanceModel } from './ranking/relevance';
+
 /** Tuning knobs of the hybrid search (dense + lexical legs fused by weighted RRF). */
 export interface HybridTuning {
   /** RRF rank constant. @default 20 */
@@ -58,18 +60,26 @@ export interface HybridTuning {
    */
   lexicalRerankDepth: number;
   /**
-   * A hit's score is at least `coverageWeight × coverage^coveragePower`,
-   * where coverage is the share of the query's IDF-weighted terms (those the account's rows
-   * hold at all) that the hit contains. The dense cosine of a lexical embedder penalises a
-   * long page that fully answers a short question; clients threshold scores (the plugins send
-   * 0.35), so such a page must still score like a good match: a full cover gives 0.7, three
-   * quarters 0.45, half 0.25. 0 leaves the cosine alone.
-   * @default 0.7
+   * The relevance model every hit is scored with (`ranking/relevance.ts`): a logistic model of
+   * the hit's cosine, coverage, matched IDF mass, rank and standing against the search's best
+   * hit, fitted on MADial-Bench's training split (`npm run bench -- --only calibration`) and
+   * shifted so that the server's noise floor scores 0.35. A deployment whose embedder is not
+   * the built-in lexical one should refit it: its cosines live on another scale.
    */
-  coverageWeight: number;
-  /** Exponent of the coverage floor (see `coverageWeight`). @default 1.5 */
-  coveragePower: number;
+  relevance: RelevanceModel;
 }
+
+/**
+ * The fitted relevance model (see {@link HybridTuning.relevance}); its weights follow
+ * `RELEVANCE_INPUTS`. Fitted by the bench's `calibration` section on MADial-Bench's training
+ * split; the held-out figures are in bench/README.md.
+ */
+export const DEFAULT_RELEVANCE_MODEL: Readonly<RelevanceModel> = Object.freeze({
+  // Fitted on MADial-Bench's training split (dialogues whose index is not a multiple of 3),
+  // both languages and query forms; noise floor set on the training dialogues.
+  intercept: -1.692,
+  weights: Object.freeze([3.7013, 1.379, 0.2957]),
+});
 
 /** Default {@link HybridTuning}. */
 export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
@@ -84,6 +94,5 @@ export const DEFAULT_TUNING: Readonly<HybridTuning> = Object.freeze({
   maxTermDocFraction: 0.5,
   maxQueryPostings: 20_000,
   lexicalRerankDepth: 30,
-  coverageWeight: 0.7,
-  coveragePower: 1.5,
+  relevance: DEFAULT_RELEVANCE_MODEL,
 });

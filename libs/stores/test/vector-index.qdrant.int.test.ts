@@ -28,6 +28,8 @@ import { createCollectionBody, payloadIndexBodies, P } from '../src/qdrant/schem
 import { batchBody, hitsBody, planSearch } from '../src/qdrant/search';
 import { lengthFacetBody, liveCountBody, termCountBody } from '../src/qdrant/stats';
 import { encodeTermCounts } from '../src/ranking/terms';
+import * as ranking from '../src/ranking/relevance';
+import { DEFAULT_TUNING } from '../src/tuning';
 import { commitBody, currentVersionBody, currentVersionsBody, deleteBody, deleteCountBody, stageBatchBodies, stageBodies } from '../src/qdrant/writes';
 import { ModelError, QdrantModel } from './qdrant-model';
 
@@ -341,13 +343,13 @@ describe(`QdrantVectorIndex offline, through a recording fake Qdrant${QDRANT_URL
     const wantStats = [liveCountBody('acme'), lengthFacetBody('acme'), termCountBody('acme', ['0:install']), termCountBody('acme', ['0:search'])].map((b) => JSON.stringify(wire(b)));
     expect(statsBodies.sort()).toEqual(wantStats.sort());
     expect(seen[seen.length - 1]!.body).toEqual(wire(hitsBody(['a', 'z', 'g'], false)));
-    // q1: a leads both legs; z follows on its cosine; g was deleted meanwhile.
-    expect(results[0]!.map((h) => [h.node.uri, h.score])).toEqual([
-      ['viking://resources/a.md', expect.closeTo(0.9, 6)],
-      ['viking://resources/z.md', expect.closeTo(0.6, 6)],
-    ]);
-    // q2 (lexical only): the set cosine of {install} and {install, search}, 1/√2, above the coverage floor 0.7.
-    expect(results[1]!.map((h) => [h.node.uri, h.score])).toEqual([['viking://resources/a.md', expect.closeTo(Math.SQRT1_2, 9)]]);
+    // q1: a leads both legs; z follows on its cosine; g was deleted meanwhile. Scores are the
+    // shared relevance model's of the features the hits carry.
+    expect(results[0]!.map((h) => h.node.uri)).toEqual(['viking://resources/a.md', 'viking://resources/z.md']);
+    expect(results[0]!.map((h) => h.features!.cosine)).toEqual([expect.closeTo(0.9, 6), expect.closeTo(0.6, 6)]);
+    for (const h of [...results[0]!, ...results[1]!]) expect(h.score).toBe(ranking.relevanceScore(h.features!, DEFAULT_TUNING.relevance));
+    // q2 (lexical only): the cosine is the set cosine of {install} and {install, search}, 1/√2.
+    expect(results[1]!.map((h) => [h.node.uri, h.features!.cosine])).toEqual([['viking://resources/a.md', expect.closeTo(Math.SQRT1_2, 9)]]);
     // Within the statistics' lifetime a search asks only for the batch and the hits.
     await index.search([q2]);
     expect(fake.take().map(route)).toEqual([`POST ${collectionPath}/points/query/batch`, `POST ${collectionPath}/points`]);

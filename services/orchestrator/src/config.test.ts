@@ -3,10 +3,10 @@ import { loadOrchestratorConfig } from './config';
 import { settingsFromConfig } from './main';
 
 describe('loadOrchestratorConfig', () => {
-  it('packs context blocks with the contract\'s kernel unless told otherwise', () => {
-    expect(loadOrchestratorConfig({}).CTXMESH_CONTEXT_PACKING).toBe('compat');
-    expect(settingsFromConfig(loadOrchestratorConfig({})).defaultPacking).toBe('compat');
-    expect(settingsFromConfig(loadOrchestratorConfig({ CTXMESH_CONTEXT_PACKING: 'evidence' })).defaultPacking).toBe('evidence');
+  it('packs context blocks with evidence unless told compat (issue 19)', () => {
+    expect(loadOrchestratorConfig({}).CTXMESH_CONTEXT_PACKING).toBe('evidence');
+    expect(settingsFromConfig(loadOrchestratorConfig({})).defaultPacking).toBe('evidence');
+    expect(settingsFromConfig(loadOrchestratorConfig({ CTXMESH_CONTEXT_PACKING: 'compat' })).defaultPacking).toBe('compat');
   });
 
   it('fails fast on an unknown CTXMESH_CONTEXT_PACKING, listing it with every other problem', () => {

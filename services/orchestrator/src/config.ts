@@ -44,7 +44,7 @@ export const schema = {
   /** Context mode re-orders its candidates with the cross-encoder too (needs CTXMESH_RERANK_URL). */
   CTXMESH_CONTEXT_RERANK: env.bool(false),
   /** Packing of a context request that names none: `compat` (the contract's kernel) or `evidence`. */
-  CTXMESH_CONTEXT_PACKING: env.oneOf(PACKINGS, 'compat'),
+  CTXMESH_CONTEXT_PACKING: env.oneOf(PACKINGS, 'evidence'),
   /** Write one trace row per retrieve request. */
   RETRIEVAL_TRACE_ENABLED: env.bool(false),
   /** NATS server holding the trace stream; unset → the embedded SQLite file in CTXMESH_DATA_DIR. */

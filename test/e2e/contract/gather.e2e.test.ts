@@ -384,8 +384,9 @@ const rows: Row[] = [
       expect(origins.slice(0, -2)).not.toContain('other_peer');
       const scores = (r: ContextJson) => Object.fromEntries(r.entries.map((e) => [e.uri, e.score]));
       expect(scores(full)).toEqual(scores(none));
-      // bob's event matches best on raw score: without a penalty it leads.
-      expect(none.entries[0].uri).toBe(`${p}/peers/bob/memories/events/bob.md`);
+      // One of bob's memories matches best on raw score: without a penalty it leads.
+      expect(none.entries[0].uri.startsWith(`${p}/peers/bob/memories/`)).toBe(true);
+      expect(none.entries[0].score).toBe(Math.max(...none.entries.map((e) => e.score)));
     },
   },
   {

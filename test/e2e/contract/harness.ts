@@ -65,13 +65,15 @@ export interface ContractMesh {
 
 /**
  * Start the whole mesh in process on a fresh data directory: embedded stores, in-process
- * bus (no `REDIS_URL`/`NATS_URL` are passed on purpose), gateway on a free port.
+ * bus (no `REDIS_URL`/`NATS_URL` are passed on purpose), gateway on a free port. The contract
+ * is the `compat` packing's (the server's default is `evidence`), so the suite runs with
+ * `CTXMESH_CONTEXT_PACKING=compat` unless `env` says otherwise.
  * @param env extra variables (e.g. `CTXMESH_AUTH_MODE`, `CTXMESH_API_KEYS`)
  */
 export async function startContractMesh(env: Env = {}): Promise<ContractMesh> {
   const dataDir = mkdtempSync(join(tmpdir(), 'ctxmesh-contract-'));
   try {
-    const mesh = await startMesh({ env: { CTXMESH_DATA_DIR: dataDir, GATEWAY_PORT: '0', ...env }, log: silentLogger() });
+    const mesh = await startMesh({ env: { CTXMESH_DATA_DIR: dataDir, GATEWAY_PORT: '0', CTXMESH_CONTEXT_PACKING: 'compat', ...env }, log: silentLogger() });
     return {
       mesh,
       url: mesh.gatewayUrl,

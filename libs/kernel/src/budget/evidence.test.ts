@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { CATEGORIES } from '../uri';
 import { assembleContext } from './assemble';
-import { EVIDENCE_RELEVANCE_RATIO, evidenceEntryCap, planEvidence, planEvidenceReads, relevanceFloor } from './evidence';
+import { EVIDENCE_RELEVANCE_RATIO, NOISE_FLOOR, evidenceEntryCap, planEvidence, planEvidenceReads, relevanceFloor } from './evidence';
 import { prepareTierTexts } from './overview';
 import type { Candidate } from './pricing';
 import type { PlanItem, PlanResult } from './plan';
@@ -102,7 +102,7 @@ function costOf(c: GenCandidate, tier: Tier, tokenizer: string): number {
 
 function floorOf(cands: readonly GenCandidate[], given: number | null): number {
   const best = Math.max(given ?? -Infinity, ...cands.map((c) => c.ranked_score ?? c.score));
-  return cands.length === 0 && given === null ? -Infinity : best > 0 ? best * EVIDENCE_RELEVANCE_RATIO : best;
+  return cands.length === 0 && given === null ? -Infinity : Math.max(NOISE_FLOOR, best * EVIDENCE_RELEVANCE_RATIO);
 }
 
 /** Candidates the planner may serve: at or above the floor, first occurrence of their URI. */
@@ -338,7 +338,7 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
         r.fates!.forEach((f, i) => {
           const c = k.cands[i];
           expect(f.uri).toBe(c.uri);
-          expect(['served', 'deduped', 'budget', 'relevance_floor']).toContain(f.fate);
+          expect(['served', 'deduped', 'budget', 'noise_floor', 'relevance_floor']).toContain(f.fate);
           const u = costOf(c, 'uri', tokenizer);
           expect(f.costs!.uri).toBe(u > max ? Infinity : u);
           for (const t of ['abstract', 'overview', 'full'] as const) {
@@ -485,12 +485,33 @@ describe('planEvidence examples', () => {
     expect(r.fates).toBeUndefined();
   });
 
-  it('ends the block early rather than serve candidates far below the best hit (cooled ones count)', () => {
+  it('ends the block early rather than serve noise, whatever room is left (cooled hits count for the best)', () => {
     const items = [ev('a', 0.6, 'relevant'), ev('b', 0.03, 'unrelated one'), ev('c', 0.02, 'unrelated two')];
     expect(planEvidence(items, 1600, null).entries.map((e) => e.text)).toEqual(['relevant']);
-    // The relevant hit was cooled: the best score of the request still sets the floor.
-    expect(planEvidence(items.slice(1), 1600, null, 'estimate', { bestScore: 0.6 }).entries).toEqual([]);
-    expect(relevanceFloor(0.6)).toBeCloseTo(0.15);
+    // The relevant hit was cooled: what is left is noise, and the block is empty.
+    const cooled = planEvidence(items.slice(1), 1600, null, 'estimate', { bestScore: 0.6, fates: true });
+    expect(cooled.entries).toEqual([]);
+    expect(cooled.fates!.map((f) => f.fate)).toEqual(['noise_floor', 'noise_floor']);
+    expect(relevanceFloor(0.6)).toBe(NOISE_FLOOR);
+  });
+
+  it('serves nothing the score calls noise: a question about nothing in the store gets an empty block (issue 19)', () => {
+    // Every hit of an off-topic question sits under the noise floor, the best one included.
+    const items = [ev('a', 0.34, 'closest, still unrelated'), ev('b', 0.2, 'unrelated'), ev('c', 0.05, 'unrelated too')];
+    const r = planEvidence(items, 1600, null, 'estimate', { fates: true });
+    expect(r.entries).toEqual([]);
+    expect(r.stats.used_tokens).toBe(0);
+    expect(r.fates!.map((f) => f.fate)).toEqual(['noise_floor', 'noise_floor', 'noise_floor']);
+    expect(r.evidence).toEqual({ belowFloor: 3, relevanceFloor: NOISE_FLOOR });
+    expect(planEvidenceReads(items.map((i) => i.candidate), 1600, null).needsBody).toEqual([false, false, false]);
+  });
+
+  it('names the relative floor apart from the noise floor (scores above 1 from elsewhere)', () => {
+    const items = [ev('a', 2, 'strong'), ev('b', 0.4, 'weak, far below the best'), ev('c', 0.2, 'noise')];
+    const r = planEvidence(items, 1600, null, 'estimate', { fates: true });
+    expect(r.entries.map((e) => e.text)).toEqual(['strong']);
+    expect(r.fates!.map((f) => f.fate)).toEqual(['served', 'relevance_floor', 'noise_floor']);
+    expect(relevanceFloor(2)).toBe(2 * EVIDENCE_RELEVANCE_RATIO);
   });
 
   it('lets one category use the share another cannot: quotas are priors', () => {

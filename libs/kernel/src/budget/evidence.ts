@@ -4,9 +4,11 @@
  * estimator, tag neutralisation, body de-dup and citations, and change how the budget is
  * spent, so that a block carries as much evidence as its budget allows:
  *
- * 1. **Relevance floor.** A candidate whose ranked score is below {@link relevanceFloor} (a
- *    quarter of the best hit of the request; cooled and excluded hits count for "best") is not
- *    served, however much room is left: a block may end early.
+ * 1. **Noise and relevance floors.** A candidate whose ranked score is below the server's
+ *    {@link NOISE_FLOOR} (0.35 on the stores' calibrated scale), or below a quarter of the best
+ *    hit of the request (cooled and excluded hits count for "best"), is not served, however
+ *    much room is left and whatever `score_threshold` the client sent: a block may end early,
+ *    and a question about nothing in the store gets an empty one.
  * 2. **Breadth at the cheapest text.** Candidates are placed in rank order at their cheapest
  *    text tier (a `detail` pin is tried first, then the cheaper tiers), never as a bare URI and
  *    never truncated; one that does not fit yields to later, shorter ones. While the block holds
@@ -34,15 +36,21 @@ import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, 
 import { resolveTokenizer } from './tokens';
 
 /**
+ * The server's noise floor: the ranked score below which a hit is noise, whatever the client
+ * asked for. The stores' relevance score is calibrated so that this is the boundary between
+ * evidence and noise (`@ctxmesh/stores` ranking/relevance.ts: fitted on MADial-Bench's training
+ * split so that questions about nothing in the store get an empty block), and it is the
+ * threshold the OpenViking plugins send by default, so a plugin's body and a bare body are
+ * served alike.
+ */
+export const NOISE_FLOOR = 0.35;
+
+/**
  * Relevance floor as a share of the best hit's ranked score: a candidate scoring less than a
- * quarter of the best is "far less relevant" and is not served just because room is left.
- *
- * Why a quarter: the floor is there to keep unrelated text out (scores are calibrated so that
- * unrelated documents sit well below 0.35 — the ≈ 0.03 hits served after dedup cooled a 0.6
- * match), not to second-guess weak evidence. On MADial-Bench with the built-in lexical
- * embedder, gold memories sit as low as 0.36 × the best inside a plain list's top 19; a floor
- * at half the best cost up to 0.10 of recall on the whole-archive pool, a third 0.003, a
- * quarter nothing (bench `evidence` section).
+ * quarter of the best is "far less relevant" and is not served just because room is left. On
+ * the stores' calibrated scale it binds only above the noise floor's reach (a best above 1.4,
+ * which no calibrated score is); it stays for scores from elsewhere (a custom model, a
+ * `ranked_score` a caller supplied).
  */
 export const EVIDENCE_RELEVANCE_RATIO = 0.25;
 
@@ -50,13 +58,23 @@ export const EVIDENCE_RELEVANCE_RATIO = 0.25;
 export const EVIDENCE_MAX_CANDIDATES = 200;
 
 /**
- * The relevance floor for a request whose best ranked score is `best`:
- * {@link EVIDENCE_RELEVANCE_RATIO} × best for a positive best; for a best ≤ 0 (nothing is
- * relevant) only candidates as good as the best pass. `-Infinity` without any hit.
+ * The floor for a request whose best ranked score is `best`: the {@link NOISE_FLOOR}, or
+ * {@link EVIDENCE_RELEVANCE_RATIO} × best when that is higher. `-Infinity` without any hit.
  */
 export function relevanceFloor(best: number): number {
   if (!Number.isFinite(best)) return -Infinity;
-  return best > 0 ? best * EVIDENCE_RELEVANCE_RATIO : best;
+  return Math.max(NOISE_FLOOR, best * EVIDENCE_RELEVANCE_RATIO);
+}
+
+/**
+ * Which floor leaves a candidate of ranked score `score` out (see {@link relevanceFloor}):
+ * `noise_floor` below the {@link NOISE_FLOOR}, `relevance_floor` below the share of the best,
+ * else null.
+ */
+export function floorFate(score: number, best: number): 'noise_floor' | 'relevance_floor' | null {
+  if (!Number.isFinite(best)) return null;
+  if (!(score >= NOISE_FLOOR)) return 'noise_floor';
+  return score < best * EVIDENCE_RELEVANCE_RATIO ? 'relevance_floor' : null;
 }
 
 /**
@@ -128,12 +146,12 @@ export function planEvidenceReads(
 export function planEvidenceReadsWith(pricer: FragmentPricer, candidates: readonly Candidate[], maxTokens: number, detail: unknown, opts: EvidenceOptions = {}): ReadPlan {
   const spec = normalizeDetail(detail);
   const max = coerceMaxTokens(maxTokens);
-  const floor = relevanceFloor(bestOf(candidates, opts.bestScore));
+  const best = bestOf(candidates, opts.bestScore);
   const reads: ReadRequest[] = [];
   const seen = new Set<string>();
   let spent = 0;
   const needsBody = candidates.map((candidate, index) => {
-    if (rankedOf(candidate) < floor || seen.has(candidate.uri)) return false;
+    if (floorFate(rankedOf(candidate), best) !== null || seen.has(candidate.uri)) return false;
     seen.add(candidate.uri);
     const stored = candidate.stored_overview ?? '';
     const slot = slotFor(candidate, spec, null, stored);
@@ -180,7 +198,8 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   const max = coerceMaxTokens(maxTokens);
   const half = evidenceEntryCap(max);
   const candidates = items.map((i) => i.candidate);
-  const floor = relevanceFloor(bestOf(candidates, opts.bestScore));
+  const best = bestOf(candidates, opts.bestScore);
+  const floor = relevanceFloor(best);
   const slots = items.map((item) => slotFor(item.candidate, spec, item.texts, item.texts ? '' : (item.candidate.stored_overview ?? '')));
   const n = slots.length;
 
@@ -204,7 +223,8 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   });
   const seenUri = new Set<string>();
   slots.forEach((slot, i) => {
-    if (rankedOf(slot.candidate) < floor) fate[i] = 'relevance_floor';
+    const cut = floorFate(rankedOf(slot.candidate), best);
+    if (cut) fate[i] = cut;
     else if (seenUri.has(slot.candidate.uri)) fate[i] = 'deduped';
     seenUri.add(slot.candidate.uri);
   });
@@ -359,7 +379,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     entries,
     rendered: fragments.join('\n'),
     stats,
-    evidence: { belowFloor: fate.filter((f) => f === 'relevance_floor').length, relevanceFloor: floor },
+    evidence: { belowFloor: fate.filter((f) => f === 'relevance_floor' || f === 'noise_floor').length, relevanceFloor: floor },
   };
   if (opts.fates) {
     result.fates = slots.map(

@@ -51,9 +51,10 @@ export function resolvePacking(name: string | null | undefined): Packing {
  * - `budget`: no tier fit what was left of the budget;
  * - `quota`: cut by a row count — a bucket's quota or the flat `limit` (compat), the pool bound
  *   (evidence);
+ * - `noise_floor`: scored below the server's noise floor, 0.35 (evidence only);
  * - `relevance_floor`: far less relevant than the best hit (evidence only).
  */
-export const FATE_REASONS = ['served', 'below_threshold', 'cooled', 'excluded', 'deduped', 'budget', 'quota', 'relevance_floor'] as const;
+export const FATE_REASONS = ['served', 'below_threshold', 'cooled', 'excluded', 'deduped', 'budget', 'quota', 'noise_floor', 'relevance_floor'] as const;
 
 /** One of {@link FATE_REASONS}. */
 export type FateReason = (typeof FATE_REASONS)[number];

@@ -1,5 +1,8 @@
 import fc from 'fast-check';
-import { EVIDENCE_MAX_CANDIDATES, EVIDENCE_RELEVANCE_RATIO } from '../budget/evidence';
+import { EVIDENCE_MAX_CANDIDATES, EVIDENCE_RELEVANCE_RATIO, NOISE_FLOOR } from '../budget/evidence';
+
+/** The floor the pool is cut at for a best ranked score (the noise floor, or a quarter of a best above 1.4). */
+const floorAt = (best: number) => (Number.isFinite(best) ? Math.max(NOISE_FLOOR, best * EVIDENCE_RELEVANCE_RATIO) : -Infinity);
 import { renderFragmentWith } from '../budget/render';
 import { countTokens } from '../budget/tokens';
 import { PURPOSE_PRESETS } from '../request/quotas';
@@ -152,7 +155,7 @@ function poolOf(k: GCase, results: ReadonlyArray<{ call: Call; returned: Doc[] }
       if (!known || d.score > known.score) nodes.set(d.uri, { uri: d.uri, category, score: d.score, ranked, abstract: d.abstract ?? '', overview: d.overview ?? '' });
     }
   }
-  const floor = best > 0 ? best * EVIDENCE_RELEVANCE_RATIO : best;
+  const floor = floorAt(best);
   const pool = [...nodes.values()].filter((c) => c.ranked >= floor);
   const max = Math.max(1, Math.trunc(k.max));
   const cost = pool.reduce((a, c) => {
@@ -255,7 +258,7 @@ describe('gatherEvidence properties', () => {
         for (const c of r.candidates) expect(excluded.has(c.uri)).toBe(false);
         // Best of every hit the searches returned, exclusions included.
         const all = poolOf({ ...k, excluded: [] }, s.calls);
-        const floor = all.best > 0 ? all.best * EVIDENCE_RELEVANCE_RATIO : all.best;
+        const floor = floorAt(all.best);
         if (r.candidates.length > 0) expect(r.relevanceFloor).toBeCloseTo(floor, 12);
         for (const c of r.candidates) expect(c.rankedScore).toBeGreaterThanOrEqual(floor);
         // Quotas are priors: what compat gathers (and is relevant enough) is in the pool too.
@@ -284,7 +287,7 @@ describe('gatherEvidence properties', () => {
         expect(new Set([...pool, ...fated])).toEqual(seen);
         const cooled = new Set(k.cooled);
         for (const f of r.fates!) {
-          expect(['cooled', 'excluded', 'relevance_floor', 'quota']).toContain(f.fate);
+          expect(['cooled', 'excluded', 'noise_floor', 'relevance_floor', 'quota']).toContain(f.fate);
           if (f.fate === 'cooled') expect(cooled.has(f.uri)).toBe(true);
           if (cooled.has(f.uri)) expect(f.fate).toBe('cooled');
           expect(f.costs).toBeNull();
@@ -343,6 +346,6 @@ describe('gatherEvidence examples', () => {
     const r = await gatherEvidence(params(k({ docs, excluded: [docs[0].uri], cooled: [docs[0].uri] }), true), store(docs).search);
     expect(r.candidates).toEqual([]);
     expect(r.bestScore).toBeCloseTo(0.62);
-    expect(r.fates!.map((f) => f.fate).sort()).toEqual(['cooled', 'relevance_floor', 'relevance_floor', 'relevance_floor']);
+    expect(r.fates!.map((f) => f.fate).sort()).toEqual(['cooled', 'noise_floor', 'noise_floor', 'noise_floor']);
   });
 });

@@ -6,9 +6,9 @@
  * 1. Round one asks every search for {@link initialEvidenceWidth} rows (the budget over a
  *    typical entry), whatever the bucket's quota: a quota is a prior for the planner, not a
  *    limit on what is found (a bucket with no hit simply holds nothing).
- * 2. Candidates are built and de-duplicated by node; the best ranked score of every hit,
- *    cooled and excluded ones included, sets the relevance floor, and candidates below it leave
- *    the pool.
+ * 2. Candidates are built and de-duplicated by node; candidates below the noise floor, or
+ *    below the relevance floor that the best ranked score of every hit (cooled and excluded
+ *    ones included) sets, leave the pool ({@link floorFate}).
  * 3. If the cheapest known text tiers of the pool (stored abstract or overview fragments, in
  *    the request's tokenizer) do not more than fill the budget, the searches that came back
  *    full and whose last hit is still above the floor run once more, wider (one extra round,
@@ -16,7 +16,7 @@
  * 4. The pool keeps at most {@link EVIDENCE_MAX_CANDIDATES} candidates: first what compat would
  *    have kept (each bucket's top `quota`, or the flat `limit`), then the best of the rest.
  */
-import { EVIDENCE_MAX_CANDIDATES, relevanceFloor } from '../budget/evidence';
+import { EVIDENCE_MAX_CANDIDATES, floorFate, relevanceFloor } from '../budget/evidence';
 import { FragmentPricer } from '../budget/pricing';
 import { pyStrip } from '../budget/python';
 import { fragmentHead } from '../budget/render';
@@ -190,8 +190,8 @@ export async function gatherEvidence<F extends FilterLike>(params: EvidenceGathe
     for (const c of nodes) best = Math.max(best, c.rankedScore);
     for (const x of excludedHits) best = Math.max(best, x.rankedScore);
     const floor = relevanceFloor(best);
-    const pool = nodes.filter((c) => c.rankedScore >= floor);
-    const below = nodes.filter((c) => c.rankedScore < floor);
+    const pool = nodes.filter((c) => floorFate(c.rankedScore, best) === null);
+    const below = nodes.filter((c) => floorFate(c.rankedScore, best) !== null);
     return { searched, excludedOccurrences, excludedHits, pool, below, best, floor };
   };
 
@@ -253,7 +253,7 @@ export async function gatherEvidence<F extends FilterLike>(params: EvidenceGathe
   if (params.explain) {
     const book = new FateBook();
     for (const x of view.excludedHits) book.add(x, x.reason);
-    for (const c of view.below) book.add(c, 'relevance_floor');
+    for (const c of view.below) book.add(c, floorFate(c.rankedScore, view.best) ?? 'relevance_floor');
     for (const c of cut) book.add(c, 'quota');
     result.fates = book.list(candidates, params.cooledTurns);
   }

@@ -6,6 +6,8 @@ import { type EmbeddedDb, openEmbeddedDb } from './db';
 import { encodeTermCounts } from '../ranking/terms';
 import { EmbeddedVectorIndex } from './vector-index';
 
+const FLAT_RELEVANCE = { intercept: 0, weights: [0, 0, 0] };
+
 describe('EmbeddedVectorIndex lexical re-ranking', () => {
   const embedder = new LexicalEmbedder({ dimension: 64 });
   const vis: Visibility = { account: 'a', user: 'u', actorPeer: null, openPeers: false, allUsers: false, workspace: null };
@@ -13,10 +15,12 @@ describe('EmbeddedVectorIndex lexical re-ranking', () => {
   afterAll(() => {
     for (const db of dbs) db.close();
   });
+  // These tests read the fused order (BM25, its TF-IDF head): a flat relevance model scores
+  // every hit alike, so the hits come back in that order.
   const open = (tuning: Partial<HybridTuning> = {}): EmbeddedVectorIndex => {
     const db = openEmbeddedDb(':memory:');
     dbs.push(db);
-    return new EmbeddedVectorIndex(db, { dimension: 64, tuning });
+    return new EmbeddedVectorIndex(db, { dimension: 64, tuning: { relevance: FLAT_RELEVANCE, ...tuning } });
   };
   const put = async (index: EmbeddedVectorIndex, name: string, text: string): Promise<void> => {
     const uri = `viking://resources/${name}.md`;
@@ -85,7 +89,7 @@ describe('EmbeddedVectorIndex stored term counts', () => {
   const setup = async (): Promise<EmbeddedDb> => {
     const db = openEmbeddedDb(':memory:');
     dbs.push(db);
-    const index = new EmbeddedVectorIndex(db, { dimension: 64 });
+    const index = new EmbeddedVectorIndex(db, { dimension: 64, tuning: { relevance: FLAT_RELEVANCE } });
     const texts: Array<[string, string]> = [
       ['beacon', 'lighthouse beacon tower stairs lantern glass'],
       ['harbor', 'the harbor'],
@@ -102,7 +106,7 @@ describe('EmbeddedVectorIndex stored term counts', () => {
   };
   // A fresh index on the file: its bag memo is empty, so it reads what the tables hold now.
   const order = async (db: EmbeddedDb): Promise<string[]> => {
-    const [hits] = await new EmbeddedVectorIndex(db, { dimension: 64 }).search([{ visibility: vis, vector: null, text: query, targets: [], filter: null, limit: 10 }]);
+    const [hits] = await new EmbeddedVectorIndex(db, { dimension: 64, tuning: { relevance: FLAT_RELEVANCE } }).search([{ visibility: vis, vector: null, text: query, targets: [], filter: null, limit: 10 }]);
     return hits.map((h) => /([^/]+)\.md$/.exec(h.node.uri)?.[1] ?? h.node.uri);
   };
   const padded = encodeTermCounts({ main: new Map([['harbor', 1], ['quartz', 9], ['onyx', 9], ['jade', 9]]), minor: new Map() });
@@ -113,7 +117,7 @@ describe('EmbeddedVectorIndex stored term counts', () => {
   it('writes one row of term counts per point and drops it with the point', async () => {
     const db = await setup();
     expect(db.prepare('SELECT COUNT(*) FROM vi_bags').pluck().get()).toBe(6);
-    await new EmbeddedVectorIndex(db, { dimension: 64 }).deleteDocument('a', 'viking://resources/cafe.md');
+    await new EmbeddedVectorIndex(db, { dimension: 64, tuning: { relevance: FLAT_RELEVANCE } }).deleteDocument('a', 'viking://resources/cafe.md');
     expect(db.prepare('SELECT COUNT(*) FROM vi_bags').pluck().get()).toBe(5);
   });
 

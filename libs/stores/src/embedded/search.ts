@@ -1,6 +1,7 @@
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
 import { type DenseCandidate, type TermsOf, legDepth, rank as rankSearch } from '../ranking/rank';
 import type { DocTerms } from '../ranking/terms';
+import type { RelevanceFeatures } from '../ranking/relevance';
 import type { HybridTuning } from '../tuning';
 import type { DenseAnn } from './ann';
 import { DenseBatch, annTopK, denseTopK } from './dense-leg';
@@ -63,7 +64,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
   const { tuning, cache, st } = ctx;
   const plans = queries.map((q) => planQuery(q, cache));
   const lexMemo = new Map<string, LexResult>();
-  const picked: Array<{ slots: number[]; scores: number[]; shard: Shard | undefined }> = [];
+  const picked: Array<{ slots: number[]; scores: number[]; features: RelevanceFeatures[]; shard: Shard | undefined }> = [];
   // The dense leg of a search whose scope holds many rows comes from the ANN index.
   const annOf = queries.map((q, qi): DenseAnn | null => {
     const { shard, ranges, tail } = plans[qi];
@@ -104,7 +105,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     const { shard, pred, ranges, tail } = plans[qi];
     const limit = Math.floor(q.limit);
     if (!shard || !(limit > 0)) {
-      picked.push({ slots: [], scores: [], shard });
+      picked.push({ slots: [], scores: [], features: [], shard });
       return;
     }
     const legK = legDepth(limit, tuning);
@@ -167,7 +168,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
       { limit, dense: denseCands, lexical: lexList.map(({ slot, score }) => ({ key: slot, uri: shard.uri[slot], bm25: score })), scorer: lex?.scorer ?? null, terms, cosine: cos, threshold: q.scoreThreshold ?? null },
       tuning,
     );
-    picked.push({ slots: ranked.map((h) => h.key), scores: ranked.map((h) => h.score), shard });
+    picked.push({ slots: ranked.map((h) => h.key), scores: ranked.map((h) => h.score), features: ranked.map((h) => h.features), shard });
   });
 
   // One payload read for the whole batch.
@@ -183,7 +184,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     const out: SearchHit[] = [];
     p.slots.forEach((s, i) => {
       const r = rows.get((p.shard as Shard).ids[s]);
-      if (r) out.push({ node: toSummary(r, !!queries[qi].withOverview), score: p.scores[i] });
+      if (r) out.push({ node: toSummary(r, !!queries[qi].withOverview), score: p.scores[i], features: p.features[i] });
     });
     return out;
   });

@@ -3,7 +3,6 @@ import { type AnnOptions, AnnSet, DEFAULT_ANN_OPTIONS, type DenseAnn } from './a
 import type { FieldSet, IndexStats, NodeContent, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
-import type { monotoneScores } from '../ranking/fusion';
 import { LexicalIndex, type LexicalTopKStats } from './lexical-index';
 import { LexicalLeg } from './lexical-leg';
 import { DEFAULT_TAIL_MERGE, MergeScheduler, type TailMergeOptions } from './merge-scheduler';
@@ -88,11 +87,9 @@ export interface EmbeddedVectorIndexOptions {
  * written before the table existed, is re-tokenised), the account's live rows, summed lengths
  * and document frequencies (`vi_lex_rows`, `vi_lex_terms`, `vi_terms`). It orders the lexical
  * leg by BM25 with its head re-ordered by TF-IDF, fuses the legs by weighted reciprocal-rank
- * fusion, and scores each hit by its dense cosine — raised to the coverage floor
- * (`coverageWeight × coverage^coveragePower`, the share of the query's IDF-weighted terms the
- * hit holds) — clamped to [0, 1] and smoothed into a non-increasing sequence along the fused
- * order (pool-adjacent-violators; see {@link monotoneScores}), so it is cosine-like, can be
- * thresholded, and sorting by it reproduces the fused order. Without a query vector the cosine
+ * fusion, and scores each hit by the shared relevance model (`ranking/relevance.ts`: a
+ * calibrated relevance from the hit's cosine, coverage, matched IDF mass and rank, with the
+ * noise floor at 0.35); hits come back best score first. Without a query vector the cosine
  * is the weighted set cosine of the query's and the hit's lexical terms. `scoreThreshold`
  * applies to the returned score; hits come back best first.
  */

@@ -10,6 +10,8 @@
  * another account's points.
  */
 
+import type { RelevanceFeatures } from '../ranking/relevance';
+
 /** memory | resource | skill. */
 export type NodeContextType = 'memory' | 'resource' | 'skill';
 
@@ -170,8 +172,10 @@ export interface SearchQuery {
 export interface SearchHit {
   /** Summary fields of the point. */
   node: NodeSummary;
-  /** Calibrated relevance in 0..1 (behaves like a cosine similarity). */
+  /** Calibrated relevance in (0, 1): 0.35 is the noise floor (`ranking/relevance.ts`). */
   score: number;
+  /** The evidence the score was computed from (what the bench fits the model on). */
+  features?: RelevanceFeatures;
 }
 
 /**

@@ -13,6 +13,7 @@ import { createCollectionBody, payloadIndexBodies, P } from './schema';
 import { legDepth } from '../ranking/rank';
 import { QueryTerms } from '../ranking/query';
 import { DocTerms, encodeTermCounts } from '../ranking/terms';
+import * as ranking from '../ranking/relevance';
 import type { HybridTuning } from '../tuning';
 import { batchBody, candidatesOf, fusedOf, hitsBody, hitsOf, planSearch, scorerOf, splitBatch, termsOfPayload } from './search';
 import { lengthFacetBody, liveCountBody, termCountBody } from './stats';
@@ -415,13 +416,16 @@ describe('search answers', () => {
       ['a', { [P.uri]: 'viking://r/a', [P.contextType]: 'resource', [P.lexCounts]: counts({ unrelated: 1 }) }],
       ['b', { [P.uri]: 'viking://r/b', [P.contextType]: 'resource', [P.lexCounts]: counts({ install: 1, search: 1 }) }],
     ]);
-    const hits = hitsOf(plan, fused, cands, scorer, read, TUNING);
-    // b holds the whole query (coverage floor 0.7 over its cosine 0.2); a is pooled down to it; g is gone.
-    expect(hits.map((h) => [h.node.uri, h.score])).toEqual([
-      ['viking://r/b', expect.closeTo(0.8, 9)],
-      ['viking://r/a', expect.closeTo(0.8, 9)],
-    ]);
-    expect(hitsOf({ ...plan, threshold: 0.9 }, fused, cands, scorer, read, TUNING)).toEqual([]);
+    const hits = hitsOf({ ...plan, threshold: null }, fused, cands, scorer, read, TUNING);
+    // Scored by the shared model from the features read with the hits; g is gone.
+    expect(hits.map((h) => h.node.uri).sort()).toEqual(['viking://r/a', 'viking://r/b']);
+    const b = hits.find((h) => h.node.uri === 'viking://r/b')!;
+    expect(b.features).toMatchObject({ cosine: 0.2, coverage: expect.closeTo(1, 9) });
+    for (const h of hits) expect(h.score).toBe(ranking.relevanceScore(h.features!, TUNING.relevance));
+    expect(hits[0]!.score).toBeGreaterThanOrEqual(hits[1]!.score);
+    const between = (hits[0]!.score + hits[1]!.score) / 2;
+    expect(hitsOf({ ...plan, threshold: between }, fused, cands, scorer, read, TUNING).map((h) => h.node.uri)).toEqual([hits[0]!.node.uri]);
+    expect(hitsOf({ ...plan, threshold: 0.99 }, fused, cands, scorer, read, TUNING)).toEqual([]);
   });
 
   it('score a lexical-only search by the set cosine of the stored term counts', () => {
@@ -430,7 +434,8 @@ describe('search answers', () => {
     const cands = candidatesOf(plan, [{ points: [point('a', 7.5, { [P.uri]: 'viking://r/a', [P.lexCounts]: c })] }], TUNING.minorWeight);
     const scorer = scorerOf(plan, stats, TUNING);
     const hits = hitsOf(plan, fusedOf(plan, cands, scorer, TUNING), cands, scorer, new Map([['a', { [P.uri]: 'viking://r/a', [P.lexCounts]: c }]]), TUNING);
-    expect(hits.map((h) => h.score)).toEqual([expect.closeTo(1, 10)]);
+    expect(hits.map((h) => h.features!.cosine)).toEqual([expect.closeTo(1, 10)]);
+    expect(hits[0]!.score).toBeGreaterThan(0.9);
   });
 
   it('read a point’s term counts once per id, and none from a missing or unreadable field', () => {

@@ -245,5 +245,5 @@ export function hitsOf(
     },
     tuning,
   );
-  return ranked.map((h) => ({ node: toSummary(points.get(h.key), plan.withOverview), score: h.score }));
+  return ranked.map((h) => ({ node: toSummary(points.get(h.key), plan.withOverview), score: h.score, features: h.features }));
 }

@@ -10,7 +10,7 @@ export interface RrfOptions {
  * Reciprocal-rank fusion: each id scores `Σ_lists w / (k + rank)` over the lists it appears in
  * (rank 1 = first). Ties keep the order of first appearance (lists in order, then rank). Ids are
  * compared as `Map` keys (numbers, strings).
- * The fused value is an ordering, not a relevance: use {@link monotoneScores} for a score.
+ * The fused value is an ordering, not a relevance: `calibrate` (rank.ts) scores the hits.
  * @returns ids with their fused value, best first
  */
 export function reciprocalRankFusion<K>(lists: ReadonlyArray<readonly K[]>, opts: RrfOptions = {}): Array<{ id: K; rrf: number }> {
@@ -27,36 +27,4 @@ export function reciprocalRankFusion<K>(lists: ReadonlyArray<readonly K[]>, opts
     });
   });
   return [...acc.values()].sort((a, b) => b.rrf - a.rrf || a.first - b.first).map(({ id, rrf }) => ({ id, rrf }));
-}
-
-/**
- * Best non-increasing fit (least squares, pool-adjacent-violators) of `raw` relevances taken
- * in the fused order. The result keeps the fused order *and* stays on the raw scale: a run
- * where a weaker-looking hit was fused above a stronger one is replaced by the run's mean.
- * This is what lets a hybrid search return a cosine-like `score` that clients can threshold
- * while still sorting exactly as the fusion decided.
- * @param raw relevances in fused order (each clamped to [0, 1] first)
- * @returns non-increasing scores, same length
- */
-export function monotoneScores(raw: readonly number[]): number[] {
-  const vals: number[] = [];
-  const sizes: number[] = [];
-  for (const r of raw) {
-    let v = Math.min(1, Math.max(0, Number.isFinite(r) ? r : 0));
-    let n = 1;
-    // Merge while the new block would rise above the previous one.
-    while (vals.length > 0 && vals[vals.length - 1] < v) {
-      const pv = vals.pop() as number;
-      const pn = sizes.pop() as number;
-      v = (pv * pn + v * n) / (pn + n);
-      n += pn;
-    }
-    vals.push(v);
-    sizes.push(n);
-  }
-  const out: number[] = [];
-  vals.forEach((v, i) => {
-    for (let j = 0; j < sizes[i]; j++) out.push(v);
-  });
-  return out;
 }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import { type CorpusStats, type DfKey, QueryScorer, QueryTerms } from './query';
 import { type Candidate, type DenseCandidate, type RankedHit, calibrate, fuse, legDepth, rank } from './rank';
+import { NOISE_FLOOR_SCORE, relevanceScore } from './relevance';
 import { DocTerms } from './terms';
 
 const T: HybridTuning = { ...DEFAULT_TUNING };
@@ -182,35 +183,61 @@ describe('fuse', () => {
 });
 
 describe('calibrate', () => {
-  it('scores the cosine, raised to the coverage floor for a hit that holds the whole question', () => {
-    const long = `the deployment pipeline failed at startup ${'and many other unrelated words about the office kitchen '.repeat(5)}`;
-    const s = search([long, 'sourdough bread recipe'], [0.2, 0.1], 'deployment pipeline startup');
-    const hits = calibrate(
-      [
-        { key: 0, uri: 'a' },
-        { key: 1, uri: 'b' },
-      ],
-      s.input,
-      T,
-    );
-    expect(hits[0]!.score).toBeCloseTo(T.coverageWeight, 9);
-    expect(hits[1]!.score).toBeCloseTo(0.1, 9);
-    const off = calibrate([{ key: 0, uri: 'a' }], s.input, { ...T, coverageWeight: 0 });
-    expect(off[0]!.score).toBeCloseTo(0.2, 6);
+  const keys = (n: number) => Array.from({ length: n }, (_, k) => ({ key: k, uri: String(k) }));
+
+  it('scores each hit by the relevance model of its features: cosine, coverage, TF-IDF and fused rank', () => {
+    const s = search(['the deployment pipeline failed at startup, twice', 'sourdough bread recipe'], [0.5, 0.1], 'deployment pipeline startup');
+    const hits = calibrate(keys(2), s.input, T);
+    expect(hits.map((h) => h.key)).toEqual([0, 1]);
+    expect(hits[0]!.features).toEqual({ cosine: 0.5, coverage: expect.closeTo(1, 12), tfidf: s.scorer!.relevance(s.docs[0]!), tfidfRel: 1, rank: 0 });
+    expect(hits[1]!.features).toEqual({ cosine: 0.1, coverage: 0, tfidf: 0, tfidfRel: 0, rank: 1 });
+    for (const h of hits) expect(h.score).toBe(relevanceScore(h.features, T.relevance));
+    // The page that holds the whole question is evidence; the unrelated one is noise.
+    expect(hits[0]!.score).toBeGreaterThanOrEqual(NOISE_FLOOR_SCORE);
+    expect(hits[1]!.score).toBeLessThan(NOISE_FLOOR_SCORE);
   });
 
-  it('scores the lexical set cosine without a dense leg, and pools a rise along the order', () => {
-    const s = search(['lighthouse keeper', 'lighthouse'], [0, 0], 'lighthouse keeper', { tuning: { ...T, coverageWeight: 0 } });
-    const lexical = { ...s.input, cosine: null };
-    expect(calibrate([{ key: 0, uri: 'a' }, { key: 1, uri: 'b' }], lexical, s.tuning).map((h) => h.score)).toEqual([expect.closeTo(1, 12), expect.closeTo(Math.SQRT1_2, 12)]);
-    // Fused the other way round, the two are pooled to their mean.
-    const mean = (1 + Math.SQRT1_2) / 2;
-    expect(calibrate([{ key: 1, uri: 'b' }, { key: 0, uri: 'a' }], lexical, s.tuning).map((h) => h.score)).toEqual([expect.closeTo(mean, 12), expect.closeTo(mean, 12)]);
+  it('uses the lexical set cosine without a dense leg', () => {
+    const s = search(['lighthouse keeper', 'lighthouse'], [0, 0], 'lighthouse keeper');
+    const hits = calibrate(keys(2), { ...s.input, cosine: null }, s.tuning);
+    expect(hits.map((h) => h.features.cosine)).toEqual([expect.closeTo(1, 12), expect.closeTo(Math.SQRT1_2, 12)]);
   });
 
-  it('stops at the first hit below the threshold', () => {
-    const s = search(['a b', 'c d', 'e f'], [0.9, 0.5, 0.4], 'zzz', { threshold: 0.45 });
-    expect(calibrate([0, 1, 2].map((k) => ({ key: k, uri: String(k) })), s.input, T).map((h) => h.key)).toEqual([0, 1]);
+  it('weighs TF-IDF against the best hit of the search, so a store where every row holds the term scores like a large one', () => {
+    // "deploy" is in every row of the small store: its IDF, and so every absolute TF-IDF, is tiny.
+    const small = search(['we deploy the billing service', 'deploy one service at a time', 'deploy via blue/green'], [0.5, 0.45, 0.4], 'deploy');
+    const hits = calibrate(keys(3), small.input, T);
+    expect(Math.max(...hits.map((h) => h.features.tfidf))).toBeLessThan(0.05);
+    expect(Math.max(...hits.map((h) => h.features.tfidfRel))).toBe(1);
+    for (const h of hits) expect(h.score).toBeGreaterThanOrEqual(NOISE_FLOOR_SCORE);
+  });
+
+  it('takes the lexical features from the cosine when the query has no lexical side', () => {
+    const s = search(['lighthouse keeper', 'harbor'], [0.9, 0.2], 'the of and');
+    expect(s.scorer).toBeNull();
+    const hits = calibrate(keys(2), s.input, T);
+    expect(hits.map((h) => [h.features.coverage, h.features.tfidf])).toEqual([
+      [0.9, 0.9],
+      [0.2, 0.2],
+    ]);
+    expect(hits[0]!.score).toBeGreaterThan(0.9);
+  });
+
+  it('returns the hits best score first: a stronger hit fused below a weaker one moves up, equal evidence ties and keeps the fused order', () => {
+    const s = search(['lighthouse keeper', 'lighthouse', 'lighthouse'], [0.9, 0.1, 0.1], 'lighthouse keeper');
+    const order = calibrate([2, 1, 0].map((k) => ({ key: k, uri: String(k) })), s.input, T);
+    // 0 holds more evidence; 2 and 1 hold the same: one score, in the fused order.
+    expect(order.map((h) => h.key)).toEqual([0, 2, 1]);
+    expect(order[0]!.score).toBeGreaterThan(order[1]!.score);
+    expect(order[1]!.score).toBe(order[2]!.score);
+    expect(order.map((h) => h.features.rank)).toEqual([2, 0, 1]);
+  });
+
+  it('drops the hits below the threshold', () => {
+    const s = search(['a b', 'c d', 'e f'], [0.9, 0.5, 0.4], 'zzz');
+    const all = calibrate(keys(3), s.input, T);
+    const cut = (all[0]!.score + all[1]!.score) / 2;
+    expect(calibrate(keys(3), { ...s.input, threshold: cut }, T).map((h) => h.key)).toEqual([all[0]!.key]);
   });
 });
 

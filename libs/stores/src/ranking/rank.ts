@@ -1,6 +1,7 @@
 import type { HybridTuning } from '../tuning';
-import { monotoneScores, reciprocalRankFusion } from './fusion';
+import { reciprocalRankFusion } from './fusion';
 import type { QueryScorer } from './query';
+import { type RelevanceFeatures, type RelevanceModel, relevanceScore } from './relevance';
 import { DocTerms } from './terms';
 
 /**
@@ -73,8 +74,10 @@ export interface CalibrateInput<K> {
 
 /** A scored hit. */
 export interface RankedHit<K> extends Candidate<K> {
-  /** Calibrated relevance in [0, 1], non-increasing along the hits. */
+  /** Calibrated relevance in (0, 1), non-increasing along the hits (see `relevance.ts`). */
   score: number;
+  /** The evidence the score was computed from. */
+  features: RelevanceFeatures;
 }
 
 /** Smallest lexical head re-ordered by TF-IDF whatever the limit (when `lexicalRerankDepth` allows it). */
@@ -172,31 +175,40 @@ export function fuse<K>(input: FuseInput<K>, tuning: HybridTuning): Array<Candid
 }
 
 /**
- * Scores of fused hits: each hit's raw relevance — its dense cosine, or without a dense leg
- * the lexical set cosine ({@link QueryScorer.setCosine}) — raised to the coverage floor
- * `coverageWeight × coverage^coveragePower` (a page that holds the whole question scores like
- * a good match even when the cosine is diluted by everything else it says), then smoothed into
- * a non-increasing sequence in [0, 1] along the fused order ({@link monotoneScores}); hits
- * from the first one below `threshold` on are dropped.
+ * Scores of fused hits: each hit's {@link RelevanceFeatures} — its dense cosine (without a dense
+ * leg the lexical set cosine, {@link QueryScorer.setCosine}), its coverage of the query's
+ * IDF-weighted terms, its TF-IDF relevance (and that against the best hit's) and its fused
+ * rank — scored by the tuning's
+ * {@link RelevanceModel} (`relevance.ts`: a calibrated relevance with the noise floor at 0.35).
+ * The hits are returned best score first (equal scores keep the fused order), so scores are
+ * non-increasing along the hits and tie only for equal evidence; those below `threshold` are
+ * dropped.
  */
-export function calibrate<K>(hits: ReadonlyArray<Candidate<K>>, input: CalibrateInput<K>, tuning: Pick<HybridTuning, 'coverageWeight' | 'coveragePower'>): Array<RankedHit<K>> {
+export function calibrate<K>(hits: ReadonlyArray<Candidate<K>>, input: CalibrateInput<K>, tuning: Pick<HybridTuning, 'relevance'>): Array<RankedHit<K>> {
   if (hits.length === 0) return [];
   const { scorer, cosine } = input;
-  const cw = tuning.coverageWeight;
-  const needTerms = (cosine === null && scorer !== null) || (cw > 0 && scorer?.tfidf);
-  const docs = needTerms ? input.terms(hits.map((h) => h.key)) : new Map<K, DocTerms>();
-  const doc = (k: K): DocTerms => docs.get(k) ?? EMPTY;
-  let raw = hits.map((h) => (cosine ? cosine(h.key) : scorer ? scorer.setCosine(doc(h.key)) : 0));
-  if (cw > 0 && scorer?.tfidf) {
-    const cp = tuning.coveragePower;
-    raw = raw.map((r, i) => Math.max(r, cw * Math.pow(scorer.coverage(doc(hits[i]!.key)), cp)));
-  }
-  const scores = monotoneScores(raw);
+  const docs = scorer !== null ? input.terms(hits.map((h) => h.key)) : new Map<K, DocTerms>();
+  const base = hits.map((h, rank) => {
+    const d = docs.get(h.key) ?? EMPTY;
+    const raw = cosine ? cosine(h.key) : scorer ? scorer.setCosine(d) : 0;
+    const c = Number.isFinite(raw) ? raw : 0;
+    // A query without a lexical side (an image, only stop words) has no lexical evidence to
+    // weigh, which is not evidence against a hit: its lexical features take the cosine's value.
+    return scorer ? { cosine: c, coverage: scorer.coverage(d), tfidf: scorer.relevance(d), rank } : { cosine: c, coverage: Math.max(0, c), tfidf: Math.max(0, c), rank };
+  });
+  let best = 0;
+  for (const f of base) best = Math.max(best, f.tfidf);
+  const scored = base.map((f, i) => {
+    const features: RelevanceFeatures = { ...f, tfidfRel: best > 0 ? f.tfidf / best : 0 };
+    return { i, features, score: relevanceScore(features, tuning.relevance) };
+  });
+  scored.sort((a, b) => b.score - a.score || a.i - b.i);
   const threshold = input.threshold ?? null;
   const out: Array<RankedHit<K>> = [];
-  for (let i = 0; i < hits.length; i++) {
-    if (threshold !== null && !(scores[i]! >= threshold)) break;
-    out.push({ key: hits[i]!.key, uri: hits[i]!.uri, score: scores[i]! });
+  for (const s of scored) {
+    if (threshold !== null && !(s.score >= threshold)) break;
+    const h = hits[s.i]!;
+    out.push({ key: h.key, uri: h.uri, score: s.score, features: s.features });
   }
   return out;
 }

@@ -198,7 +198,7 @@ export interface CandidateFate {
   score: number;
   /** Score after the other-peer penalty. */
   rankedScore: number;
-  /** served, below_threshold, cooled, excluded, deduped, budget, quota or relevance_floor. */
+  /** served, below_threshold, cooled, excluded, deduped, budget, quota, noise_floor or relevance_floor. */
   fate: string;
   /** The tier served ("" when not served). */
   tier: string;

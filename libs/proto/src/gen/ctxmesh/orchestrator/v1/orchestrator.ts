@@ -396,7 +396,7 @@ export interface ContextExplainRow {
   tokens:
     | TierTokens
     | undefined;
-  /** served, below_threshold, cooled, excluded, deduped, budget, quota or relevance_floor. */
+  /** served, below_threshold, cooled, excluded, deduped, budget, quota, noise_floor or relevance_floor. */
   reason: string;
   /** With cooled: the session turn the URI was served in. */
   cooledTurn?: number | undefined;

@@ -1,5 +1,5 @@
 import { countTokens, renderFragment } from '@ctxmesh/kernel';
-import { packList, requestBody, scoreArm, type EvidenceReport, type EvidenceRow, type Served } from './evidence';
+import { packList, requestBody, scoreArm, type EvidenceReport, type EvidenceRow, type OffTopicRow, type Served } from './evidence';
 import type { MadialCase } from './madial-data';
 import { evidenceTargets } from './report';
 
@@ -67,6 +67,7 @@ describe('evidenceTargets', () => {
   const row = (arm: EvidenceRow['arm'], body: EvidenceRow['body'], budget: number, recall: number, precision: number, uriShare = 0): EvidenceRow => ({
     lang: 'en',
     pool: 'user',
+    split: 'heldout',
     body,
     budget,
     arm,
@@ -80,13 +81,14 @@ describe('evidenceTargets', () => {
     p50Ms: 5,
     errors: 0,
   });
-  const report = (rows: EvidenceRow[], ratio = 1.1): EvidenceReport => ({ protocol: '', rows, writes: { docs: 0, errors: 0 }, latency: { compatP50: 5, evidenceP50: 5 * ratio, ratio } });
+  const report = (rows: EvidenceRow[], ratio = 1.1, offTopic: OffTopicRow[] = []): EvidenceReport => ({ protocol: '', rows, offTopic, writes: { docs: 0, errors: 0 }, latency: { compatP50: 5, evidenceP50: 5 * ratio, ratio } });
+  const off = (body: OffTopicRow['body'], ratio: number, empty: number): OffTopicRow => ({ lang: 'en', split: 'heldout', body, arm: 'default', cases: 54, tokens: ratio * 1000, onTokens: 1000, ratio, empty, onEmpty: 0, entries: 1, errors: 0 });
 
   it('meets every target when evidence beats the baseline and doubles compat', () => {
     const t = evidenceTargets(
       report([row('baseline', 'plugin', 1600, 0.5, 0.2), row('compat', 'plugin', 1600, 0.2, 0.4), row('evidence', 'plugin', 1600, 0.6, 0.25)]),
     );
-    expect(Object.fromEntries(t.map((x) => [x.id, x.met]))).toEqual({
+    expect(Object.fromEntries(t.filter((x) => x.id.startsWith('evidence-')).map((x) => [x.id, x.met]))).toEqual({
       'evidence-recall': true,
       'evidence-plugin-2x': true,
       'evidence-uri-share': true,
@@ -110,5 +112,28 @@ describe('evidenceTargets', () => {
     expect(by['evidence-uri-share']).toMatchObject({ met: false, measured: 0.06 });
     expect(by['evidence-p50']).toMatchObject({ met: false, measured: 1.3 });
     expect(evidenceTargets(undefined).every((x) => x.met === null && x.measured === null)).toBe(true);
+  });
+
+  it('judges the noise floor on the held-out rows: plugin vs bare recall, the default install vs the list, off-topic volume and empty blocks', () => {
+    const rows = [
+      row('evidence', 'plugin', 1600, 0.5, 0.3),
+      row('evidence', 'bare', 1600, 0.52, 0.3),
+      row('default', 'plugin', 1600, 0.5, 0.3),
+      row('baseline', 'plugin', 1600, 0.45, 0.3),
+      // The training split's rows never count.
+      { ...row('evidence', 'plugin', 1600, 0.01, 0.3), split: 'all' as const },
+    ];
+    const met = (t: ReturnType<typeof evidenceTargets>) => Object.fromEntries(t.filter((x) => x.id.startsWith('noise-')).map((x) => [x.id, x.met]));
+    expect(met(evidenceTargets(report(rows, 1.1, [off('plugin', 0.05, 0.9), off('bare', 0.08, 0.85)])))).toEqual({
+      'noise-plugin-share': true,
+      'noise-default-vs-list': true,
+      'noise-offtopic-tokens': true,
+      'noise-offtopic-empty': true,
+    });
+    const by = Object.fromEntries(evidenceTargets(report(rows, 1.1, [off('plugin', 0.05, 0.9), off('bare', 0.3, 0.4)])).map((x) => [x.id, x]));
+    expect(by['noise-plugin-share']!.measured).toBeCloseTo(0.5 / 0.52);
+    expect(by['noise-offtopic-tokens']).toMatchObject({ met: false, measured: 0.3 });
+    expect(by['noise-offtopic-empty']).toMatchObject({ met: false, measured: 0.4 });
+    expect(by['noise-default-vs-list']!.measured).toBeCloseTo(0.05);
   });
 });

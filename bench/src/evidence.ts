@@ -24,8 +24,17 @@ export const EVIDENCE_BUDGETS = [400, 1600, 4000] as const;
 export const EVIDENCE_BODIES = ['plugin', 'bare'] as const;
 /** A request body. */
 export type EvidenceBody = (typeof EVIDENCE_BODIES)[number];
-/** What a row packs with: a packing, or the list baseline. */
-export type EvidenceArm = 'compat' | 'evidence' | 'baseline';
+/** What a row packs with: a packing, the server's default (the body names none), or the list baseline. */
+export type EvidenceArm = 'compat' | 'evidence' | 'default' | 'baseline';
+/** Which dialogues a row scores: all of them, or the held-out split the relevance score was not fitted on (index % 3 == 0). */
+export type EvidenceSplit = 'all' | 'heldout';
+/** The budget of the `default` arm and of the off-topic runs. */
+export const OFF_TOPIC_BUDGET = 1600;
+
+/** Whether a dialogue is in the held-out split of the relevance fit (bench/src/calibration.ts). */
+export function isHeldOut(index: number): boolean {
+  return index % 3 === 0;
+}
 /** Rows of list mode the baseline packs from. */
 export const BASELINE_LIST = 50;
 /** The plugin's default score threshold (`OPENVIKING_SCORE_THRESHOLD`). */
@@ -48,6 +57,7 @@ export interface Served {
 export interface EvidenceRow {
   lang: MadialLang;
   pool: Pool;
+  split: EvidenceSplit;
   body: EvidenceBody;
   budget: number;
   arm: EvidenceArm;
@@ -71,20 +81,46 @@ export interface EvidenceRow {
   errors: number;
 }
 
+/**
+ * One off-topic row: every dialogue asked against the other user's memories (nothing there is
+ * relevant), beside the same configuration on-topic.
+ */
+export interface OffTopicRow {
+  lang: MadialLang;
+  split: EvidenceSplit;
+  body: EvidenceBody;
+  arm: EvidenceArm;
+  cases: number;
+  /** Mean tokens served off-topic, and on-topic in the same configuration. */
+  tokens: number;
+  onTokens: number;
+  /** `tokens / onTokens` (null when on-topic served nothing). */
+  ratio: number | null;
+  /** Share of off-topic blocks with no entry, and of on-topic ones. */
+  empty: number;
+  onEmpty: number;
+  /** Mean entries served off-topic. */
+  entries: number;
+  errors: number;
+}
+
 /** The section's outcome. */
 export interface EvidenceReport {
   protocol: string;
   rows: EvidenceRow[];
+  /** Off-topic questions (per-user pool, {@link OFF_TOPIC_BUDGET} tokens). */
+  offTopic: OffTopicRow[];
   writes: ArchiveWrites;
   /** Median round trip of every compat and every evidence request, and their ratio. */
   latency: { compatP50: number | null; evidenceP50: number | null; ratio: number | null };
   firstError?: string;
 }
 
-/** A request body of the measured kinds. */
-export function requestBody(body: EvidenceBody, query: string, budget: number, packing: 'compat' | 'evidence', session: string): Record<string, unknown> {
-  if (body === 'bare') return { query, mode: 'context', max_tokens: budget, packing };
-  return { query, mode: 'context', purpose: 'coding', score_threshold: PLUGIN_THRESHOLD, max_tokens: budget, session_id: `cc-${session}`, dedup_turns: 5, packing };
+/** A request body of the measured kinds (`packing` null: the body names none, as the plugins send it). */
+export function requestBody(body: EvidenceBody, query: string, budget: number, packing: 'compat' | 'evidence' | null, session: string): Record<string, unknown> {
+  const p = packing === null ? {} : { packing };
+  if (body === 'bare') return { query, mode: 'context', max_tokens: budget, ...p };
+  return { query, mode: 'context', purpose: 'coding', score_threshold: PLUGIN_THRESHOLD, max_tokens: budget, session_id: `cc-${session}`, dedup_turns: 5, ...p };
 }
 
 /** A list hit as the baseline packs it. */
@@ -113,7 +149,7 @@ export function packList(hits: readonly ListHit[], maxTokens: number): Served & 
 }
 
 /** Score one arm over the dialogues (a missing answer counts as a failed, empty block). */
-export function scoreArm(cases: readonly MadialCase[], served: ReadonlyMap<number, Served>): Omit<EvidenceRow, 'lang' | 'pool' | 'body' | 'budget' | 'arm' | 'errors'> {
+export function scoreArm(cases: readonly MadialCase[], served: ReadonlyMap<number, Served>): Omit<EvidenceRow, 'lang' | 'pool' | 'split' | 'body' | 'budget' | 'arm' | 'errors'> {
   let recall = 0;
   let goldServed = 0;
   let entries = 0;
@@ -151,6 +187,25 @@ export function scoreArm(cases: readonly MadialCase[], served: ReadonlyMap<numbe
   };
 }
 
+/** Off-topic figures of one configuration, beside its on-topic answers. */
+export function offTopicFigures(cases: readonly MadialCase[], off: ReadonlyMap<number, Served>, on: ReadonlyMap<number, Served>): Pick<OffTopicRow, 'cases' | 'tokens' | 'onTokens' | 'ratio' | 'empty' | 'onEmpty' | 'entries'> {
+  const mean = (m: ReadonlyMap<number, Served>, f: (s: Served) => number) => {
+    const v = cases.map((c) => m.get(c.index)).filter((s): s is Served => s !== undefined).map(f);
+    return v.length ? v.reduce((a, b) => a + b, 0) / v.length : Number.NaN;
+  };
+  const tokens = mean(off, (s) => s.usedTokens);
+  const onTokens = mean(on, (s) => s.usedTokens);
+  return {
+    cases: cases.length,
+    tokens,
+    onTokens,
+    ratio: onTokens > 0 ? tokens / onTokens : null,
+    empty: mean(off, (s) => (s.entries.length === 0 ? 1 : 0)),
+    onEmpty: mean(on, (s) => (s.entries.length === 0 ? 1 : 0)),
+    entries: mean(off, (s) => s.entries.length),
+  };
+}
+
 interface ContextBody {
   result?: { entries?: Array<{ uri: string; detail: string }>; stats?: { used_tokens?: number } };
 }
@@ -183,11 +238,40 @@ export async function measureEvidence(client: JsonClient, dir: string, opts: Evi
   const rows: EvidenceRow[] = [];
   const latency: Record<'compat' | 'evidence', number[]> = { compat: [], evidence: [] };
 
+  const offTopic: OffTopicRow[] = [];
+  const packingOf = (arm: 'compat' | 'evidence' | 'default') => (arm === 'default' ? null : arm);
   for (const p of pools) {
     for (const lang of ['en', 'zh'] as const) {
       const cases = sets[lang].cases;
-      const headersOf = (c: MadialCase) => ({ 'X-OpenViking-Account': poolAccount(lang, p), 'X-OpenViking-User': poolUser(lang, p, c.user) });
-      opts.log?.(`evidence: ${lang}, pool ${p}: ${cases.length} dialogues × ${EVIDENCE_BUDGETS.length} budgets × 2 bodies × 2 packings`);
+      const users = [...new Set(all[lang].memories.map((m) => m.user))].sort();
+      const otherOf = (u: string) => users[(users.indexOf(u) + 1) % users.length]!;
+      const headersOf = (c: MadialCase, user = c.user) => ({ 'X-OpenViking-Account': poolAccount(lang, p), 'X-OpenViking-User': poolUser(lang, p, user) });
+      opts.log?.(`evidence: ${lang}, pool ${p}: ${cases.length} dialogues × ${EVIDENCE_BUDGETS.length} budgets × 2 bodies × 2 packings${p === 'user' ? ', and off-topic' : ''}`);
+      const find = async (c: MadialCase, body: EvidenceBody, user: string): Promise<{ hits: ListHit[]; ms: number } | null> => {
+        const r = await client.post('/api/v1/search/find', { query: c.query, limit: BASELINE_LIST, ...(body === 'plugin' ? { score_threshold: PLUGIN_THRESHOLD } : {}) }, headersOf(c, user));
+        if (r.status !== 200) {
+          firstError ??= `find (${lang}, case ${c.index}): HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+          return null;
+        }
+        const res = (r.body as { result?: { memories?: ListHit[]; resources?: ListHit[]; skills?: ListHit[] } }).result ?? {};
+        return { hits: [...(res.memories ?? []), ...(res.resources ?? []), ...(res.skills ?? [])].sort((a, b) => b.score - a.score), ms: r.ms };
+      };
+      const context = async (c: MadialCase, body: EvidenceBody, budget: number, arm: 'compat' | 'evidence' | 'default', user: string, tag: string): Promise<Served | null> => {
+        const session = `madial-${runId}-${lang}-${p}-${budget}-${arm}-${tag}-${c.index}`;
+        const r = await client.post('/api/v1/search/search', requestBody(body, c.query, budget, packingOf(arm), session), headersOf(c, user));
+        if (r.status !== 200) {
+          firstError ??= `context ${arm} (${lang}, ${body}, ${budget}, case ${c.index}): HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+          return null;
+        }
+        const res = (r.body as ContextBody).result ?? {};
+        return { entries: (res.entries ?? []).map((e) => ({ uri: e.uri, detail: e.detail })), usedTokens: res.stats?.used_tokens ?? 0, ms: r.ms };
+      };
+      const push = (body: EvidenceBody, budget: number, arm: EvidenceArm, served: ReadonlyMap<number, Served>, errors: number) => {
+        for (const split of ['all', 'heldout'] as const) {
+          const scored = split === 'all' ? cases : cases.filter((c) => isHeldOut(c.index));
+          rows.push({ lang, pool: p, split, body, budget, arm, ...scoreArm(scored, served), errors });
+        }
+      };
       // The baselines: the same search as a list, with and without the plugin's threshold.
       const lists = new Map<EvidenceBody, Map<number, { hits: ListHit[]; ms: number }>>();
       const listErrors = new Map<EvidenceBody, number>();
@@ -195,42 +279,62 @@ export async function measureEvidence(client: JsonClient, dir: string, opts: Evi
         const got = new Map<number, { hits: ListHit[]; ms: number }>();
         let errors = 0;
         for (const c of cases) {
-          const r = await client.post('/api/v1/search/find', { query: c.query, limit: BASELINE_LIST, ...(body === 'plugin' ? { score_threshold: PLUGIN_THRESHOLD } : {}) }, headersOf(c));
-          if (r.status !== 200) {
-            errors++;
-            firstError ??= `find (${lang}, case ${c.index}): HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
-            continue;
-          }
-          const res = (r.body as { result?: { memories?: ListHit[]; resources?: ListHit[]; skills?: ListHit[] } }).result ?? {};
-          const hits = [...(res.memories ?? []), ...(res.resources ?? []), ...(res.skills ?? [])].sort((a, b) => b.score - a.score);
-          got.set(c.index, { hits, ms: r.ms });
+          const l = await find(c, body, c.user);
+          if (l) got.set(c.index, l);
+          else errors++;
         }
         lists.set(body, got);
         listErrors.set(body, errors);
       }
+      const onTopic = new Map<string, Map<number, Served>>();
       for (const body of EVIDENCE_BODIES) {
         for (const budget of EVIDENCE_BUDGETS) {
-          const served: Record<'compat' | 'evidence', Map<number, Served>> = { compat: new Map(), evidence: new Map() };
-          const errors = { compat: 0, evidence: 0 };
+          const arms: Array<'compat' | 'evidence' | 'default'> = budget === OFF_TOPIC_BUDGET ? ['compat', 'evidence', 'default'] : ['compat', 'evidence'];
+          const served = new Map(arms.map((a) => [a, new Map<number, Served>()] as const));
+          const errors = new Map<string, number>(arms.map((a) => [a, 0]));
           for (const c of cases) {
-            const order: Array<'compat' | 'evidence'> = c.index % 2 === 0 ? ['compat', 'evidence'] : ['evidence', 'compat'];
-            for (const packing of order) {
-              const session = `madial-${runId}-${lang}-${p}-${budget}-${packing}-${c.index}`;
-              const r = await client.post('/api/v1/search/search', requestBody(body, c.query, budget, packing, session), headersOf(c));
-              if (r.status !== 200) {
-                errors[packing]++;
-                firstError ??= `context ${packing} (${lang}, ${body}, ${budget}, case ${c.index}): HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`;
+            const order = c.index % 2 === 0 ? arms : [...arms].reverse();
+            for (const arm of order) {
+              const s = await context(c, body, budget, arm, c.user, 'on');
+              if (!s) {
+                errors.set(arm, errors.get(arm)! + 1);
                 continue;
               }
-              const res = (r.body as ContextBody).result ?? {};
-              served[packing].set(c.index, { entries: (res.entries ?? []).map((e) => ({ uri: e.uri, detail: e.detail })), usedTokens: res.stats?.used_tokens ?? 0, ms: r.ms });
-              latency[packing].push(r.ms);
+              served.get(arm)!.set(c.index, s);
+              if (arm !== 'default') latency[arm].push(s.ms);
             }
           }
           const base = new Map<number, Served>();
           for (const [index, l] of lists.get(body)!) base.set(index, { ...packList(l.hits.slice(0, BASELINE_LIST), budget), ms: l.ms });
-          rows.push({ lang, pool: p, body, budget, arm: 'baseline', ...scoreArm(cases, base), errors: listErrors.get(body)! });
-          for (const packing of ['compat', 'evidence'] as const) rows.push({ lang, pool: p, body, budget, arm: packing, ...scoreArm(cases, served[packing]), errors: errors[packing] });
+          push(body, budget, 'baseline', base, listErrors.get(body)!);
+          for (const arm of arms) push(body, budget, arm, served.get(arm)!, errors.get(arm)!);
+          if (budget === OFF_TOPIC_BUDGET) {
+            onTopic.set(`${body}/baseline`, base);
+            for (const arm of arms) onTopic.set(`${body}/${arm}`, served.get(arm)!);
+          }
+        }
+      }
+      if (p !== 'user' || users.length < 2) continue;
+      // Off-topic: each dialogue asked against the other user's memories.
+      for (const body of EVIDENCE_BODIES) {
+        for (const arm of ['baseline', 'compat', 'evidence', 'default'] as const) {
+          const served = new Map<number, Served>();
+          let errors = 0;
+          for (const c of cases) {
+            const other = otherOf(c.user);
+            let s: Served | null;
+            if (arm === 'baseline') {
+              const l = await find(c, body, other);
+              s = l ? { ...packList(l.hits.slice(0, BASELINE_LIST), OFF_TOPIC_BUDGET), ms: l.ms } : null;
+            } else s = await context(c, body, OFF_TOPIC_BUDGET, arm, other, 'off');
+            if (s) served.set(c.index, s);
+            else errors++;
+          }
+          const on = onTopic.get(`${body}/${arm}`)!;
+          for (const split of ['all', 'heldout'] as const) {
+            const scored = split === 'all' ? cases : cases.filter((c) => isHeldOut(c.index));
+            offTopic.push({ lang, split, body, arm, ...offTopicFigures(scored, served, on), errors });
+          }
         }
       }
     }
@@ -243,8 +347,11 @@ export async function measureEvidence(client: JsonClient, dir: string, opts: Evi
       'every test dialogue asked through /api/v1/search/search mode context at 400/1600/4000 tokens with the plugin body ' +
       `{query, mode, purpose:"coding", score_threshold:${PLUGIN_THRESHOLD}, max_tokens, session_id (new per request), dedup_turns:5} and the bare body {query, mode, max_tokens}, ` +
       'packing compat and evidence in turn (order alternating per dialogue), sequentially; baseline = /find {query, limit:50} with the body\'s threshold, packed in rank order as ' +
-      '§6.1 abstract fragments until the next does not fit; recall = mean share of gold ids served with text; precision = gold entries with text / all entries served',
+      '§6.1 abstract fragments until the next does not fit; recall = mean share of gold ids served with text; precision = gold entries with text / all entries served; ' +
+      `arm "default" = the body without packing (the server's default) at ${OFF_TOPIC_BUDGET} tokens; split "heldout" = dialogues with index % 3 == 0 (the relevance score's held-out split); ` +
+      `off-topic = every dialogue of the per-user pool asked as the other user (nothing there is relevant) at ${OFF_TOPIC_BUDGET} tokens, tokens and empty blocks beside the same configuration on-topic`,
     rows,
+    offTopic,
     writes,
     latency: { compatP50, evidenceP50, ratio: compatP50 && evidenceP50 ? evidenceP50 / compatP50 : null },
     ...(firstError ? { firstError } : {}),

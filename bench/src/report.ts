@@ -4,7 +4,8 @@
  * measurement), and the short tables printed to the terminal and pasted into the README.
  */
 import type { BudgetHonesty } from './budget';
-import type { EvidenceReport, EvidenceRow } from './evidence';
+import type { CalibrationReport } from './calibration';
+import type { EvidenceReport, EvidenceRow, OffTopicRow } from './evidence';
 import type { IngestResult } from './ingest';
 import type { HopCosts, LatencyResult, StoreLegs } from './latency';
 import type { MadialReport } from './madial';
@@ -89,6 +90,8 @@ export interface BenchReport {
   madial?: MadialReport;
   /** Evidence recall of both packings on MADial, beside the list baseline. */
   evidence?: EvidenceReport;
+  /** The relevance score's fit and its held-out calibration (issue 19). */
+  calibration?: CalibrationReport;
   startup?: { runs: StartupRun[]; healthyMsMedian: number | null; idleRssMiBMedian: number | null };
   /** Dense-only search at the largest size with smaller and larger vectors (synthetic indexes). */
   denseByDimension?: { nodes: number; byDimension: Record<string, Summary> };
@@ -206,8 +209,8 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
 }
 
 /** A row of the evidence table by its coordinates. */
-function evidenceRow(rows: readonly EvidenceRow[], x: Omit<EvidenceRow, 'arm' | 'cases' | 'recall' | 'precision' | 'precisionPerCase' | 'tokens' | 'entries' | 'uriShare' | 'p50Ms' | 'errors'>, arm: EvidenceRow['arm']): EvidenceRow | undefined {
-  return rows.find((y) => y.lang === x.lang && y.pool === x.pool && y.body === x.body && y.budget === x.budget && y.arm === arm);
+function evidenceRow(rows: readonly EvidenceRow[], x: Pick<EvidenceRow, 'lang' | 'pool' | 'split' | 'body' | 'budget'>, arm: EvidenceRow['arm']): EvidenceRow | undefined {
+  return rows.find((y) => y.lang === x.lang && y.pool === x.pool && (y.split ?? 'all') === (x.split ?? 'all') && y.body === x.body && y.budget === x.budget && y.arm === arm);
 }
 
 /**
@@ -216,7 +219,9 @@ function evidenceRow(rows: readonly EvidenceRow[], x: Omit<EvidenceRow, 'arm' | 
  * URIs, and the evidence p50 within 1.2× compat's on the same requests.
  */
 export function evidenceTargets(e: EvidenceReport | undefined): TargetRow[] {
-  const rows = e?.rows ?? [];
+  // Judged on the held-out split when the report has one (the relevance score is fitted on the rest).
+  const all = e?.rows ?? [];
+  const rows = all.some((x) => x.split === 'heldout') ? all.filter((x) => x.split === 'heldout') : all;
   const ev = rows.filter((x) => x.arm === 'evidence');
   const gap = (metric: 'recall' | 'precision') => {
     const d = ev.map((x) => {
@@ -248,14 +253,87 @@ export function evidenceTargets(e: EvidenceReport | undefined): TargetRow[] {
     atMost('evidence-uri-share', 'bare-URI entries ≤ 5 % of served entries (evidence)', uriShare, 0.05, 'share (max)', 'every evidence configuration'),
     atLeast('evidence-precision', 'evidence precision ≥ the list-packing baseline', gap('precision'), 0, 'Δ precision (min)', `gold entries with text / entries served; ${worst('precision')}`),
     atMost('evidence-p50', 'evidence p50 ≤ 1.2 × compat on the same requests', e?.latency.ratio, 1.2, '×', 'every context request of the section, compat and evidence alternating'),
+    ...noiseFloorTargets(rows, e?.offTopic ?? []),
   ];
+}
+
+/**
+ * The noise-floor targets (issue 19), on the held-out split at 1600 tokens: the plugin's body
+ * (its 0.35 threshold) keeps ≥ 0.95 of the recall of the bare body, the default install's plugin
+ * body has at least the list baseline's recall, and off-topic questions get ≤ 10 % of the
+ * on-topic tokens with ≥ 80 % empty blocks, for both bodies through the default packing.
+ */
+export function noiseFloorTargets(rows: readonly EvidenceRow[], offTopic: readonly OffTopicRow[]): TargetRow[] {
+  const at = rows.filter((x) => x.budget === 1600 && x.pool === 'user');
+  const min = (v: Array<number | null>) => {
+    const f = v.filter((x): x is number => x !== null && Number.isFinite(x));
+    return f.length ? Math.min(...f) : null;
+  };
+  const max = (v: Array<number | null>) => {
+    const f = v.filter((x): x is number => x !== null && Number.isFinite(x));
+    return f.length ? Math.max(...f) : null;
+  };
+  const pluginShare = min(
+    at
+      .filter((x) => x.arm === 'evidence' && x.body === 'plugin')
+      .map((x) => {
+        const bare = evidenceRow(rows, { ...x, body: 'bare' }, 'evidence');
+        return bare && bare.recall > 0 ? x.recall / bare.recall : null;
+      }),
+  );
+  const defaultGap = min(
+    at
+      .filter((x) => x.arm === 'default' && x.body === 'plugin')
+      .map((x) => {
+        const b = evidenceRow(rows, x, 'baseline');
+        return b ? x.recall - b.recall : null;
+      }),
+  );
+  const off = offTopic.filter((x) => x.split === (offTopic.some((y) => y.split === 'heldout') ? 'heldout' : 'all') && x.arm === 'default');
+  return [
+    atLeast('noise-plugin-share', "plugin body's recall ≥ 0.95 × the bare body's (evidence, 1600 tokens)", pluginShare, 0.95, '× (min)', 'held-out MADial dialogues, per-user pool, both languages'),
+    atLeast('noise-default-vs-list', 'default install, plugin body: recall ≥ the list baseline of the same search', defaultGap, 0, 'Δ recall (min)', 'held-out, 1600 tokens, per-user pool, both languages'),
+    atMost('noise-offtopic-tokens', 'off-topic questions get ≤ 10 % of the on-topic tokens (plugin and bare body)', max(off.map((x) => x.ratio)), 0.1, '× on-topic (max)', "default packing; another user's dialogues against each MADial user's store"),
+    atLeast('noise-offtopic-empty', '≥ 80 % of off-topic questions get an empty block (plugin and bare body)', min(off.map((x) => x.empty)), 0.8, 'share (min)', 'default packing, held-out, both languages'),
+  ];
+}
+
+/** Rows of the calibration curve (held-out hits: score bucket → share relevant, per language). */
+export function calibrationRows(r: BenchReport): string[][] {
+  const c = r.calibration;
+  const rows: string[][] = [['score (held-out MADial hits)', 'hits en', 'relevant en', 'hits zh', 'relevant zh']];
+  if (!c) return rows;
+  c.curves.en.forEach((b, i) => {
+    const z = c.curves.zh[i];
+    rows.push([`${fmt(b.from, 2)} – ${fmt(b.to, 2)}`, String(b.hits), b.relevant === null ? '–' : `${fmt(100 * b.relevant, 1)} %`, String(z?.hits ?? 0), z?.relevant == null ? '–' : `${fmt(100 * z.relevant, 1)} %`]);
+  });
+  return rows;
+}
+
+/** Rows of the noise floor's held-out figures (per language and query form). */
+export function calibrationFloorRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['at the noise floor (0.35, held-out)', 'lang', 'gold among hits kept', 'off-topic hits / on-topic hits', 'off-topic searches empty']];
+  const label = { dialogue: 'whole dialogue as query', prompt: "user's last line as query" } as const;
+  for (const x of r.calibration?.heldout ?? []) rows.push([label[x.form], x.lang, fmt(x.recall, 3), fmt(x.offVolume, 3), `${fmt(100 * x.offEmpty, 0)} %`]);
+  return rows;
+}
+
+/** Rows of the off-topic table. */
+export function offTopicRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['lang', 'split', 'body', 'packing', 'tokens off-topic', 'tokens on-topic', 'off / on', 'empty off-topic', 'empty on-topic']];
+  for (const x of r.evidence?.offTopic ?? []) {
+    rows.push([x.lang, x.split, x.body, x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.tokens), fmt(x.onTokens), fmt(x.ratio, 3), `${fmt(100 * x.empty, 0)} %`, `${fmt(100 * x.onEmpty, 0)} %`]);
+  }
+  return rows;
 }
 
 /** Rows of the evidence table. */
 export function evidenceRows(r: BenchReport): string[][] {
-  const rows: string[][] = [['lang', 'pool', 'body', 'budget', 'packing', 'recall', 'precision', 'tokens used', 'entries', 'bare URIs', 'p50 ms']];
-  for (const x of r.evidence?.rows ?? []) {
-    rows.push([x.lang, x.pool, x.body, String(x.budget), x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.recall, 3), fmt(x.precision, 3), fmt(x.tokens), fmt(x.entries), `${fmt(100 * x.uriShare, 1)} %`, fmt(x.p50Ms)]);
+  const rows: string[][] = [['lang', 'pool', 'split', 'body', 'budget', 'packing', 'recall', 'precision', 'tokens used', 'entries', 'bare URIs', 'p50 ms']];
+  const all = r.evidence?.rows ?? [];
+  const shown = all.some((x) => x.split === 'heldout') ? all.filter((x) => x.split === 'heldout') : all;
+  for (const x of shown) {
+    rows.push([x.lang, x.pool, x.split ?? 'all', x.body, String(x.budget), x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.recall, 3), fmt(x.precision, 3), fmt(x.tokens), fmt(x.entries), `${fmt(100 * x.uriShare, 1)} %`, fmt(x.p50Ms)]);
   }
   return rows;
 }
@@ -404,6 +482,8 @@ export function textSummary(r: BenchReport): string {
     ...(r.docs ? [textTable(latencyRows(r, 'docs')), textTable(throughputRows(r, 'docs')), textTable(lexicalAlternativeRows(r))] : []),
     textTable(madialRows(r)),
     ...(r.evidence ? [textTable(evidenceRows(r))] : []),
+    ...(r.evidence?.offTopic?.length ? [textTable(offTopicRows(r))] : []),
+    ...(r.calibration ? [textTable(calibrationRows(r)), textTable(calibrationFloorRows(r))] : []),
     textTable(targetRows(r)),
   ];
   if (r.notes.length) parts.push(r.notes.map((n) => `note: ${n}`).join('\n'));
@@ -422,6 +502,8 @@ export function markdownSummary(r: BenchReport): string {
     ...(r.docs ? [markdownTable(latencyRows(r, 'docs')), markdownTable(throughputRows(r, 'docs')), markdownTable(lexicalAlternativeRows(r))] : []),
     markdownTable(madialRows(r)),
     ...(r.evidence ? [markdownTable(evidenceRows(r))] : []),
+    ...(r.evidence?.offTopic?.length ? [markdownTable(offTopicRows(r))] : []),
+    ...(r.calibration ? [markdownTable(calibrationRows(r)), markdownTable(calibrationFloorRows(r))] : []),
     ...(r.notes.length ? [r.notes.map((n) => `- ${n}`).join('\n')] : []),
   ].join('\n\n');
 }

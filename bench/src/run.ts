@@ -10,7 +10,7 @@
  *   npm run bench -- --only latency,budget --sizes 1000
  *   npm run bench -- --markdown       print the README tables of the last report and exit
  *
- * Sections: startup, madial, evidence, ingest, latency, budget, throughput (see README.md).
+ * Sections: startup, madial, calibration, evidence, ingest, latency, budget, throughput (see README.md).
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +34,7 @@ import { inProcessKernel } from './inproc';
 import { ENDPOINTS, measureDenseByDimension, measureHops, measureLatency, measureStoreLegs } from './latency';
 import { probeHost } from './host';
 import { bulkLoad } from './load';
+import { measureCalibration } from './calibration';
 import { measureEvidence } from './evidence';
 import { madialAvailable, measureMadial } from './madial';
 import { evaluateTargets, fmt, markdownSummary, medianOf, textSummary, type BenchReport, type DocsProfileResult, type SizeResult } from './report';
@@ -41,7 +42,7 @@ import { measureStartup, type StartupRun } from './startup';
 import { runLoad, type ThroughputRun } from './throughput';
 
 /** Sections of a run. */
-export const SECTIONS = ['startup', 'madial', 'evidence', 'ingest', 'latency', 'budget', 'throughput'] as const;
+export const SECTIONS = ['startup', 'madial', 'calibration', 'evidence', 'ingest', 'latency', 'budget', 'throughput'] as const;
 
 /** A section name. */
 export type Section = (typeof SECTIONS)[number];
@@ -373,6 +374,15 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       });
     }
 
+    if (on('calibration')) {
+      await section('calibration', async () => {
+        if (!madialAvailable(o.madialDir)) throw new Error(`MADial-Bench not found in ${o.madialDir} (set --madial or MADIAL_DIR)`);
+        log('calibration: MADial in an embedded index, every dialogue on- and off-topic in two query forms; refit on the training split, held-out curve');
+        report.calibration = await measureCalibration(o.madialDir);
+        const h = report.calibration.heldout.filter((x) => x.form === 'dialogue');
+        log(`calibration: at the noise floor (held-out dialogues) gold kept ${h.map((x) => `${x.lang} ${fmt(x.recall, 3)}`).join(', ')}; off-topic empty ${h.map((x) => `${x.lang} ${fmt(100 * x.offEmpty, 0)} %`).join(', ')}`);
+      });
+    }
     if (on('evidence')) {
       await section('evidence', async () => {
         if (!madialAvailable(o.madialDir)) throw new Error(`MADial-Bench not found in ${o.madialDir} (set --madial or MADIAL_DIR)`);

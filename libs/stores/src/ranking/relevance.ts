@@ -4,10 +4,9 @@
  *
  * A hit's score is a logistic model of the evidence the ranking already has about it — its
  * dense cosine, the share of the query's IDF-weighted terms it holds (coverage) and its TF-IDF
- * relevance against the search's best — fitted to estimate
- * the probability that the hit is evidence rather than noise, then shifted in log-odds so that
- * the server's noise floor sits at {@link NOISE_FLOOR_SCORE} (0.35, the threshold the
- * OpenViking plugins send by default):
+ * relevance against the search's best — fitted to estimate the probability that the hit is
+ * evidence rather than noise, then shifted in log-odds so that the server's noise floor sits at
+ * {@link NOISE_FLOOR_SCORE} (0.35, the threshold the OpenViking plugins send by default):
  *
  *   score = σ(b₀ + Σ bᵢ·xᵢ),  P(relevant) ≈ σ(logit(score) + shift)
  *
@@ -16,9 +15,10 @@
  * bench prints the held-out calibration curve (score bucket → share relevant).
  *
  * Every feature is a function of the query, the hit, the search's best hit and the account's
- * statistics only (not of the hit's place in the fused order: equal evidence, equal score), and the engines compute them through this one module, so a hit scores the
- * same on the embedded index and Qdrant. The features are normalised by the lengths of both
- * texts (cosines, a share), so a two-word question and a whole dialogue land on one scale.
+ * statistics only — not of the hit's place in the fused order: equal evidence, equal score —
+ * and the engines compute them through this one module, so a hit scores the same on the
+ * embedded index and Qdrant. The features are normalised by the lengths of both texts
+ * (cosines, a share, a ratio), so a two-word question and a whole dialogue land on one scale.
  */
 import { NOISE_FLOOR } from '@ctxmesh/kernel';
 

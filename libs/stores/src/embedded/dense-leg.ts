@@ -83,33 +83,71 @@ export class DenseBatch {
 }
 
 /**
- * Candidates taken from the approximate scan per wanted row before the exact re-scoring. The
- * int8 cosines are within a few thousandths of the exact ones, so a row of the exact top k lies
- * this deep unless hundreds of rows tie with it within that margin.
+ * Candidates taken from the approximate scan per wanted row before the exact re-scoring: the
+ * first pass, sized so that the second (rows whose error bound still reaches the k-th exact
+ * score) rarely has any row to add.
  */
 export const RESCORE_FACTOR = 4;
-/** At least this many candidates are re-scored, whatever k. */
+/** At least this many candidates are re-scored in the first pass, whatever k. */
 export const RESCORE_MIN = 64;
 
 /**
- * The best `k` live slots in scope by cosine, best first. With `uq`, `cosines` are the
- * approximate ones of {@link DenseBatch}: the best `max(k × RESCORE_FACTOR, RESCORE_MIN)` by them
- * are re-scored exactly against `uq` and the best `k` of those returned (ties keep the lower
- * slot, as an exact scan does).
+ * The best `k` live slots in scope by exact cosine (`shard.vectors.dot(uq, slot)`), best first,
+ * ties to the lower slot.
+ *
+ * With `uq`, `cosines` are the approximate ones of {@link DenseBatch} (the int8 scan, or the f32
+ * kernel's float32 sums where the shard has no int8 copy), and the answer is still exactly the
+ * exact top k: the best `max(k × RESCORE_FACTOR, RESCORE_MIN)` by approximate cosine (`k` over
+ * the f32 scan) are scored exactly, which gives the k-th exact score T among them; then every
+ * other row in scope whose approximate cosine plus its error bound
+ * (`shard.vectors.approxBound(uq)`) reaches T is scored exactly too. A row left out has an exact
+ * cosine below T, so k scored rows beat it. Without `uq`, `cosines` are taken as exact.
  * @param tail unsorted slots in scope (tested one by one)
  * @param uq the unit query vector, when `cosines` are approximate
  */
 export function denseTopK(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number, uq: Float32Array | null = null): number[] {
-  if (uq && shard.vectors.quantized) {
-    const candidates = topByScore(cosines, shard, ranges, tail, pred, Math.max(k * RESCORE_FACTOR, RESCORE_MIN)).sort((a, b) => a - b);
-    const exact = new TopK(k);
-    for (const s of candidates) exact.push(s, shard.vectors.dot(uq, s));
-    return exact.sorted();
+  if (!uq) return topByScore(cosines, shard, ranges, tail, pred, k).slots;
+  const vectors = shard.vectors;
+  const depth = vectors.quantized ? Math.max(k * RESCORE_FACTOR, RESCORE_MIN) : k;
+  const first = topByScore(cosines, shard, ranges, tail, pred, depth);
+  const slots = first.slots;
+  const exact = slots.map((s) => vectors.dot(uq, s));
+  // Fewer candidates than asked for: they are every row in scope.
+  if (slots.length === depth && k > 0) {
+    // T, the k-th best exact score so far: it only rises as rows are scored, and the bar with it.
+    const best = new TopK(k);
+    for (let i = 0; i < slots.length; i++) best.push(slots[i]!, exact[i]!);
+    const bound = vectors.approxBound(uq);
+    let t = best.floor;
+    let reach = t - bound.max;
+    // Every other row's approximate cosine is at most the candidates' lowest: when that cannot reach T, none can.
+    if (first.floor >= reach) {
+      const taken = new Set(slots);
+      const live = shard.live;
+      const consider = (s: number): void => {
+        if (cosines[s]! + bound.at(s) < t || taken.has(s)) return;
+        const e = vectors.dot(uq, s);
+        taken.add(s);
+        slots.push(s);
+        exact.push(e);
+        best.push(s, e);
+        if (best.floor > t) {
+          t = best.floor;
+          reach = t - bound.max;
+        }
+      };
+      for (const [lo, hi] of ranges) {
+        for (let s = lo; s < hi; s++) if (cosines[s]! >= reach && live[s] && pred(s)) consider(s);
+      }
+      for (const s of tail) if (cosines[s]! >= reach && pred(s)) consider(s);
+    }
   }
-  return topByScore(cosines, shard, ranges, tail, pred, k);
+  const order = slots.map((_, i) => i).sort((a, b) => exact[b]! - exact[a]! || slots[a]! - slots[b]!);
+  return order.slice(0, k).map((i) => slots[i]!);
 }
 
-function topByScore(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number): number[] {
+/** The best `k` by `cosines` (ties as the heap keeps them), and the lowest score among them. */
+function topByScore(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number): { slots: number[]; floor: number } {
   const top = new TopK(k);
   const live = shard.live;
   let floor = top.floor;
@@ -124,7 +162,8 @@ function topByScore(cosines: Float32Array, shard: Shard, ranges: readonly SlotRa
     }
   }
   for (const s of tail) if (pred(s)) top.push(s, cosines[s]);
-  return top.sorted();
+  const slots = top.sorted();
+  return { slots, floor: slots.length > 0 ? cosines[slots[slots.length - 1]!]! : -Infinity };
 }
 
 /**

@@ -71,6 +71,17 @@ export function quantize8(v: ArrayLike<number>, out: Int8Array, at = 0): number 
   return m / 127;
 }
 
+/** `x` plus a relative margin that covers its float32 rounding and the float64 roundings that computed it. */
+function up(x: number): number {
+  return x * (1 + 2 ** -20);
+}
+
+function grown(a: Float32Array, n: number): Float32Array<ArrayBuffer> {
+  const b = new Float32Array(n);
+  b.set(a.subarray(0, Math.min(a.length, n)));
+  return b;
+}
+
 /**
  * Growable row-major store of float32 vectors of one dimension, with {@link dots}, and an int8
  * copy of every row for {@link approxDots}: a scan that reads a quarter of the bytes (a scan
@@ -86,6 +97,13 @@ export class VectorRows {
   private i8!: Int8Array;
   /** Per row: the factor of its int8 copy (see {@link quantize8}). */
   private scale8 = new Float32Array(0);
+  /** Per row: its Euclidean norm, rounded up (see {@link approxBound}). */
+  private norms = new Float32Array(0);
+  /** Per row: the Euclidean norm of its int8 copy's residual (row − factor × int8 row), rounded up. */
+  private resid8 = new Float32Array(0);
+  /** The largest of {@link norms} and of {@link resid8} ever written (an overwritten row leaves them high, still bounds). */
+  private maxNorm = 0;
+  private maxResid8 = 0;
   private capacity = 0;
 
   /** @param simd use the WebAssembly kernel when available; @default true */
@@ -122,15 +140,15 @@ export class VectorRows {
         const have8 = this.wasm8.mem.buffer.byteLength;
         if (need8 > have8) this.wasm8.mem.grow(Math.ceil((need8 - have8) / PAGE));
         this.i8 = new Int8Array(this.wasm8.mem.buffer);
-        const scales = new Float32Array(cap);
-        scales.set(this.scale8);
-        this.scale8 = scales;
+        this.scale8 = grown(this.scale8, cap);
+        this.resid8 = grown(this.resid8, cap);
       }
     } else {
       const next = new Float32Array(cap * this.dim);
       next.set(this.js);
       this.js = next;
     }
+    this.norms = grown(this.norms, cap);
     this.capacity = cap;
   }
 
@@ -138,7 +156,63 @@ export class VectorRows {
   set(slot: number, v: Float32Array): void {
     if (this.wasm) this.f32.set(v, ROWS_AT / 4 + slot * this.dim);
     else this.js.set(v, slot * this.dim);
-    if (this.wasm8) this.scale8[slot] = quantize8(v, this.i8, ROWS8_AT + slot * this.dim);
+    let n2 = 0;
+    for (let i = 0; i < v.length; i++) n2 += v[i]! * v[i]!;
+    this.norms[slot] = up(Math.sqrt(n2));
+    this.maxNorm = Math.max(this.maxNorm, this.norms[slot]!);
+    if (this.wasm8) {
+      const at = ROWS8_AT + slot * this.dim;
+      // The factor as stored (float32) is the one the scan multiplies by, so the residual is taken against it.
+      this.scale8[slot] = quantize8(v, this.i8, at);
+      const f = this.scale8[slot]!;
+      let r2 = 0;
+      for (let i = 0; i < v.length; i++) {
+        const r = v[i]! - f * this.i8[at + i]!;
+        r2 += r * r;
+      }
+      this.resid8[slot] = up(Math.sqrt(r2));
+      this.maxResid8 = Math.max(this.maxResid8, this.resid8[slot]!);
+    }
+  }
+
+  /**
+   * A rigorous bound on |{@link approxDots}(q)[slot] − {@link dot}(q, slot)| for every row, for
+   * picking candidates that provably hold the exact top k.
+   *
+   * With the int8 copies, write q = s_q·a + δ (a the query's int8 copy, s_q its factor) and
+   * row r = s_r·b + ε (likewise, s_r the stored factor). Then, exactly,
+   * q·r = s_q·s_r·(a·b) + s_r·(δ·b) + q·ε, and by Cauchy–Schwarz
+   * |q·r − s_q·s_r·(a·b)| ≤ ‖δ‖·‖s_r·b‖ + ‖q‖·‖ε‖ ≤ ‖δ‖·(‖r‖ + ‖ε‖) + ‖q‖·‖ε‖,
+   * where ‖ε‖ and ‖r‖ are kept per row (computed when the row is written) and ‖δ‖ is computed
+   * here. The integer dot product a·b is exact; the scaling back is a few float32/float64
+   * roundings (relative 2⁻²² covers them, on |s_q·s_r·(a·b)| ≤ (‖q‖ + ‖δ‖)(‖r‖ + ‖ε‖)). The f32
+   * kernel's sums (no int8 copy) are within (dim + 4)·2⁻²³·‖q‖·‖r‖ of the exact ones (float32
+   * accumulation of dim products, then the lanes). {@link dot} itself accumulates in float64:
+   * its own error (below dim·2⁻⁵³·‖q‖·‖r‖) is covered by an absolute 1e-9.
+   * @returns `at(slot)`, the bound of one row, and `max`, a bound over all rows
+   */
+  approxBound(q: Float32Array): { max: number; at(slot: number): number } {
+    let q2 = 0;
+    for (let i = 0; i < q.length; i++) q2 += q[i]! * q[i]!;
+    const qn = up(Math.sqrt(q2));
+    const f32 = (this.dim + 4) * 2 ** -23 * qn;
+    if (!this.wasm8) {
+      const norms = this.norms;
+      return { max: f32 * this.maxNorm + 1e-9, at: (slot) => f32 * norms[slot]! + 1e-9 };
+    }
+    const a = new Int8Array(q.length);
+    const sq = quantize8(q, a);
+    let d2 = 0;
+    for (let i = 0; i < q.length; i++) {
+      const d = q[i]! - sq * a[i]!;
+      d2 += d * d;
+    }
+    const qd = up(Math.sqrt(d2));
+    const norms = this.norms;
+    const resid = this.resid8;
+    // Also bounds an f32-kernel scan (dots), which callers may hand in instead.
+    const of = (n: number, e: number): number => up(qd * (n + e) + qn * e + 2 ** -22 * (qn + qd) * (n + e) + f32 * n) + 1e-9;
+    return { max: of(this.maxNorm, this.maxResid8), at: (slot) => of(norms[slot]!, resid[slot]!) };
   }
 
   /** True when {@link approxDots} scans the int8 copy (else it is {@link dots}, exact). */
@@ -148,9 +222,9 @@ export class VectorRows {
 
   /**
    * Approximate dot products of `q` with rows `[lo, hi)` from the int8 copies of both, written
-   * to `out[lo..hi)`. For unit vectors the error is a few thousandths: enough to pick the
-   * candidates of a top-k that {@link dot} then scores exactly. Exact ({@link dots}) where the
-   * int8 kernel is unavailable.
+   * to `out[lo..hi)`. For unit vectors the error is a few thousandths, and {@link approxBound}
+   * bounds it per row: enough to pick the candidates of a top-k that {@link dot} then scores
+   * exactly. The f32 kernel's {@link dots} where the int8 kernel is unavailable.
    */
   approxDots(q: Float32Array, lo: number, hi: number, out: Float32Array): void {
     const k8 = this.wasm8;

@@ -15,7 +15,7 @@ import { loadGatherConfig, startGather } from '@ctxmesh/gather';
 import { loadGatewayConfig, startGateway } from '@ctxmesh/gateway';
 import { startIndexer, loadIndexerConfig } from '@ctxmesh/indexer';
 import { createLedgerStore, loadLedgerConfig, startLedger } from '@ctxmesh/ledger';
-import { loadOrchestratorConfig, retrieveSettingsFromConfig, settingsFromConfig, startOrchestrator, type TraceSink } from '@ctxmesh/orchestrator';
+import { loadOrchestratorConfig, retrieveSettingsFromConfig, settingsFromConfig, startOrchestrator, type LocalServices, type TraceSink } from '@ctxmesh/orchestrator';
 import { loadRewriteConfig, startRewrite } from '@ctxmesh/rewrite';
 import { createSessionsStore, loadSessionsConfig, startSessions } from '@ctxmesh/sessions';
 import { loadTierReaderConfig, startTierReader } from '@ctxmesh/tier-reader';
@@ -72,6 +72,12 @@ export const meshSchema = {
    * when the vector store is embedded; `off` keeps every service on the main thread.
    */
   CTXMESH_SEARCH_THREAD: envVar.bool(true),
+  /**
+   * The orchestrator calls the services of its own thread in process (`inProcessPort`: same
+   * handlers, deadlines, errors and metrics, no HTTP/2 framing or protobuf); `off` sends every
+   * call over loopback gRPC. Calls into the search thread always go over gRPC.
+   */
+  CTXMESH_IN_PROCESS_CALLS: envVar.bool(true),
 };
 
 /** Read every service's configuration; throws one ConfigError listing all problems. */
@@ -162,11 +168,12 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       return s;
     };
     // The readers of the index: in the search thread (embedded store, when asked), else here.
-    const readers = async (): Promise<{ gather: string; tierReader: string }> => {
+    const readers = async (): Promise<{ gather: string; tierReader: string; local: LocalServices }> => {
       if (opts.searchThread && cfg.gather.CTXMESH_VECTOR === 'embedded') {
         const thread = await startSearchThread(env, log.level);
         closers.push(() => thread.stop());
-        return thread;
+        // Another thread: its services stay on gRPC.
+        return { gather: thread.gather, tierReader: thread.tierReader, local: {} };
       }
       const [g, t] = await Promise.all([
         startGather({ port: 0, host, log, index, embedder, embedCacheSize: cfg.gather.GATHER_EMBED_CACHE_SIZE }),
@@ -174,7 +181,7 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       ]);
       up('gather', g);
       up('tier-reader', t);
-      return { gather: g.address, tierReader: t.address };
+      return { gather: g.address, tierReader: t.address, local: { gather: g.services[0], tierReader: t.services[0] } };
     };
     const [read, budgetRender, ledger, rewrite, sessions] = await Promise.all([
       readers(),
@@ -254,6 +261,10 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
         host,
         log,
         addrs,
+        // Services of this thread are called in process; the search thread's over gRPC.
+        local: cfg.mesh.CTXMESH_IN_PROCESS_CALLS
+          ? { ...read.local, budgetRender: budgetRender.services[0], ledger: ledger.services[0], rewrite: rewrite.services[0], sessions: sessions.services[0] }
+          : {},
         settings: settingsFromConfig(cfg.orchestrator),
         retrieve: retrieveSettingsFromConfig(cfg.orchestrator),
         traces,

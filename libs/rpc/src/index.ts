@@ -5,3 +5,4 @@ export * from './client';
 export * from './health';
 export * from './identity';
 export * from './port';
+export * from './inproc';

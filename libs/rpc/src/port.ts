@@ -56,15 +56,13 @@ function requestIdOf(request: unknown): string | undefined {
 }
 
 /**
- * The typed port of every RPC of `definition` over an already connected client (the caller owns
- * and closes the client; several ports may share one channel).
- * @param definition the generated service definition, e.g. `sessions.SessionsServiceService`
+ * The typed port over one unary method per RPC, whatever carries them (a grpc-js client's
+ * methods, or {@link inProcessPort}'s): each a {@link callUnary} with the port's options.
  */
-export function clientPort<C extends Client>(client: C, definition: object, opts: PortOptions<C>): Port<C> {
+export function portOver<C>(methodsByName: Record<string, UnaryMethod<unknown, unknown>>, opts: PortOptions<C>): Port<C> {
   const port: Record<string, unknown> = {};
   const methods = (opts.methods ?? {}) as Record<string, PortCallOptions | ((request: unknown) => PortCallOptions) | undefined>;
-  for (const name of Object.keys(definition)) {
-    const method = (client as unknown as Record<string, UnaryMethod<unknown, unknown>>)[name].bind(client);
+  for (const [name, method] of Object.entries(methodsByName)) {
     const own = methods[name];
     port[name] = (request: unknown, budget: Budget) =>
       callUnary(method, request, budget, {
@@ -75,6 +73,17 @@ export function clientPort<C extends Client>(client: C, definition: object, opts
       });
   }
   return port as Port<C>;
+}
+
+/**
+ * The typed port of every RPC of `definition` over an already connected client (the caller owns
+ * and closes the client; several ports may share one channel).
+ * @param definition the generated service definition, e.g. `sessions.SessionsServiceService`
+ */
+export function clientPort<C extends Client>(client: C, definition: object, opts: PortOptions<C>): Port<C> {
+  const methods: Record<string, UnaryMethod<unknown, unknown>> = {};
+  for (const name of Object.keys(definition)) methods[name] = (client as unknown as Record<string, UnaryMethod<unknown, unknown>>)[name].bind(client);
+  return portOver(methods, opts);
 }
 
 /**

@@ -195,6 +195,8 @@ export interface RunningServer {
   address: string;
   /** The grpc-js server. */
   server: Server;
+  /** The services it mounts (a caller in the same thread may call them in process: {@link inProcessPort}). */
+  services: readonly MountedService[];
   /** Health implementation. */
   health: HealthImplementation;
   /** Current readiness. */
@@ -276,5 +278,5 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   };
 
   opts.log.info({ port }, 'listening');
-  return { port, address: `${host}:${port}`, server, health, isReady: () => ready, refreshReadiness, shutdown };
+  return { port, address: `${host}:${port}`, server, services: opts.services, health, isReady: () => ready, refreshReadiness, shutdown };
 }

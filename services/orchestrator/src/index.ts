@@ -2,7 +2,7 @@ export { createServer, handlers, type OrchestratorDeps, type OrchestratorHandler
 export { loadOrchestratorConfig } from './config';
 export { startOrchestrator } from './start';
 export { main, retrieveSettingsFromConfig, settingsFromConfig } from './main';
-export { grpcPorts, type DownstreamAddrs } from './clients/grpc';
+export { grpcPorts, type DownstreamAddrs, type LocalServices } from './clients/grpc';
 export { assembleContext, contextInput, type ContextDeps, type ContextInput, type ContextResult, type ContextSettings } from './domain/context';
 export { defaultRetrieveSettings, retrieve, retrieveInput, type RetrieveDeps, type RetrieveInput, type RetrieveSettings } from './domain/retrieve';
 export { listSearch } from './domain/search';

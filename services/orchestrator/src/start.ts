@@ -1,7 +1,7 @@
 /** Start the orchestrator (used by main.ts and by the all-in-one launcher). */
 import { checkHealth, startServer, type RunningServer } from '@ctxmesh/rpc';
 import type { Logger } from 'pino';
-import { grpcPorts, type DownstreamAddrs } from './clients/grpc';
+import { grpcPorts, type DownstreamAddrs, type LocalServices } from './clients/grpc';
 import type { ContextSettings } from './domain/context';
 import type { RetrieveSettings } from './domain/retrieve';
 import type { TraceSink } from './domain/trace';
@@ -12,8 +12,10 @@ export interface StartOptions {
   port: number;
   host?: string;
   log: Logger;
-  /** Downstream service addresses. */
+  /** Downstream service addresses (health checks, and the calls of every downstream not in `local`). */
   addrs: DownstreamAddrs;
+  /** Downstreams mounted in this thread, called in process. @default {} (all over gRPC) */
+  local?: LocalServices;
   /** Context-mode pipeline settings. */
   settings: ContextSettings;
   /** Retrieve settings. @default defaultRetrieveSettings() (nothing configured, traces off) */
@@ -31,7 +33,7 @@ export interface StartOptions {
 export async function startOrchestrator(opts: StartOptions): Promise<RunningServer> {
   const shutdownController = new AbortController();
   const log = opts.log.child({ service: 'orchestrator' });
-  const ports = grpcPorts(opts.addrs);
+  const ports = grpcPorts(opts.addrs, opts.local);
   const running = await startServer({
     domain: 'orchestrator',
     services: [

@@ -1,5 +1,7 @@
 /**
- * The orchestrator's ports over gRPC (`grpcPort` per downstream). Each call carries the
+ * The orchestrator's ports: over gRPC (`grpcPort` per downstream), or in process
+ * (`inProcessPort`) for a downstream mounted in the same thread (the one-process mesh). Each
+ * call carries the
  * caller's Budget (deadline + parent) and translates downstream codes deliberately:
  * INVALID_ARGUMENT passes only where the orchestrator forwards the caller's own input (gather
  * validates the query/image; budget-render the tokenizer; tier-reader a content read), NOT_FOUND
@@ -7,7 +9,8 @@
  * retrieve's subject). Everything else becomes INTERNAL (STYLE B6).
  */
 import { budgetRender, gather, ledger, rewrite, sessions, tierReader } from '@ctxmesh/proto';
-import { Code, grpcPort } from '@ctxmesh/rpc';
+import { Code, grpcPort, inProcessPort, type MountedService, type Port, type PortOptions, type ServiceClientConstructor } from '@ctxmesh/rpc';
+import type { Client } from '@grpc/grpc-js';
 import type { Ports } from '../domain/ports';
 
 /** Downstream addresses (`<SVC>_ADDR`). */
@@ -20,10 +23,21 @@ export interface DownstreamAddrs {
   sessions: string;
 }
 
-/** Ports over gRPC plus a close hook for their channels. */
-export function grpcPorts(addrs: DownstreamAddrs): Ports & { close(): void } {
+/**
+ * Downstreams mounted in this thread, by port: their calls go in process (same handlers,
+ * deadlines, error mapping and metrics, no HTTP/2 or protobuf). Never a service in another
+ * thread or process.
+ */
+export type LocalServices = Partial<Record<keyof DownstreamAddrs, MountedService>>;
+
+/** Ports over gRPC, or in process for the downstreams in `local`, plus a close hook for their channels. */
+export function grpcPorts(addrs: DownstreamAddrs, local: LocalServices = {}): Ports & { close(): void } {
+  const port = <C extends Client>(key: keyof DownstreamAddrs, Ctor: ServiceClientConstructor<C>, opts: PortOptions<C>): Port<C> & { close(): void } => {
+    const mounted = local[key];
+    return mounted ? inProcessPort<C>(mounted, opts) : grpcPort(Ctor, addrs[key], opts);
+  };
   const ports = {
-    gather: grpcPort(gather.GatherServiceClient, addrs.gather, {
+    gather: port('gather', gather.GatherServiceClient, {
       domain: 'gather',
       methods: {
         find: { pass: [Code.INVALID_ARGUMENT, Code.PERMISSION_DENIED] },
@@ -31,18 +45,18 @@ export function grpcPorts(addrs: DownstreamAddrs): Ports & { close(): void } {
         gatherPassages: { pass: [Code.INVALID_ARGUMENT, Code.PERMISSION_DENIED] },
       },
     }),
-    tierReader: grpcPort(tierReader.TierReaderServiceClient, addrs.tierReader, {
+    tierReader: port('tierReader', tierReader.TierReaderServiceClient, {
       domain: 'tier-reader',
       methods: { readContent: { pass: [Code.NOT_FOUND, Code.PERMISSION_DENIED, Code.INVALID_ARGUMENT] } },
     }),
-    budgetRender: grpcPort(budgetRender.BudgetRenderServiceClient, addrs.budgetRender, {
+    budgetRender: port('budgetRender', budgetRender.BudgetRenderServiceClient, {
       domain: 'budget-render',
       methods: { planRender: { pass: [Code.INVALID_ARGUMENT] }, countTokens: { pass: [Code.INVALID_ARGUMENT] } },
     }),
     // A turn must not advance twice: BeginTurn is never retried.
-    ledger: grpcPort(ledger.LedgerServiceClient, addrs.ledger, { domain: 'ledger', methods: { beginTurn: { retry: false } } }),
-    rewrite: grpcPort(rewrite.RewriteServiceClient, addrs.rewrite, { domain: 'rewrite' }),
-    sessions: grpcPort(sessions.SessionsServiceClient, addrs.sessions, {
+    ledger: port('ledger', ledger.LedgerServiceClient, { domain: 'ledger', methods: { beginTurn: { retry: false } } }),
+    rewrite: port('rewrite', rewrite.RewriteServiceClient, { domain: 'rewrite' }),
+    sessions: port('sessions', sessions.SessionsServiceClient, {
       domain: 'sessions',
       methods: { resolveWorkspace: { pass: [Code.NOT_FOUND, Code.PERMISSION_DENIED, Code.INVALID_ARGUMENT] } },
     }),

@@ -285,6 +285,7 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       bodyLimitBytes: cfg.gateway.bodyLimitBytes,
       maxDocumentBytes: cfg.gateway.maxDocumentBytes,
       receive: cfg.gateway.receive,
+      hooks: cfg.gateway.hooks,
     });
     closers.push(() => gateway.stop());
 

@@ -2,6 +2,8 @@
  * Gateway configuration from the environment, validated at start with every problem listed
  * at once (STYLE B7). `main.ts` is the only caller that passes `process.env`.
  */
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
 import type { CallerRole } from '@ctxmesh/kernel';
 import type { ApiKeyIdentity, AuthConfig } from './domain';
@@ -45,6 +47,14 @@ export const schema = {
   CTXMESH_INGEST_DONE_PREFIX: env.str('ctxmesh.done.ingest'),
   /** Dead-letter subject of the ingest stream (shared with the indexer). */
   CTXMESH_INGEST_DLQ_SUBJECT: env.str('ctxmesh.dlq.ingest'),
+  /** Time a hook answer (`/hooks/*`) may take, ms; later is an empty 200. Well under Claude Code's hook timeout. */
+  CTXMESH_HOOK_BUDGET_MS: env.int(1500, 50, 60_000),
+  /** `dedup_turns` of the context a hook's prompt gets (the plugins' 5). */
+  CTXMESH_HOOK_DEDUP_TURNS: env.int(5, 0, 1000),
+  /** Largest carry-on block a resumed or compacted session gets, characters. */
+  CTXMESH_HOOK_CARRY_CHARS: env.int(8000, 500, 200_000),
+  /** A directory under which hooks may read `transcript_path` (absolute, existing); unset: transcripts are never read. */
+  CTXMESH_HOOK_TRANSCRIPT_ROOT: env.optStr(),
 };
 
 /** Parsed configuration. */
@@ -67,6 +77,38 @@ export interface GatewayConfig {
   natsUrl: string | undefined;
   /** Event-bus names shared with the indexer. */
   ingest: { stream: string; subject: string; doneSubjectPrefix: string; deadLetterSubject: string };
+  /** The harness hook routes. */
+  hooks: HooksConfig;
+}
+
+/** The harness hook routes (`/hooks/claude-code`, `/hooks/codex`). */
+export interface HooksConfig {
+  /** Time an answer may take, ms; later is an empty 200. @default 1500 */
+  budgetMs: number;
+  /** `dedup_turns` of a prompt's context. @default 5 */
+  dedupTurns: number;
+  /** Largest carry-on block, characters. @default 8000 */
+  carryChars: number;
+  /** Resolved root under which `transcript_path` may be read; null: never read. @default null */
+  transcriptRoot: string | null;
+}
+
+/** Hook settings when none are configured (tests, embedders). */
+export const DEFAULT_HOOKS: HooksConfig = Object.freeze({ budgetMs: 1500, dedupTurns: 5, carryChars: 8000, transcriptRoot: null });
+
+/**
+ * Resolve CTXMESH_HOOK_TRANSCRIPT_ROOT: absolute, an existing directory, symlinks resolved.
+ * @returns the real path, or a problem line
+ */
+export function resolveTranscriptRoot(raw: string): { root: string } | { problem: string } {
+  if (!isAbsolute(raw)) return { problem: 'CTXMESH_HOOK_TRANSCRIPT_ROOT: must be an absolute path' };
+  try {
+    const root = realpathSync(raw);
+    if (!statSync(root).isDirectory()) return { problem: 'CTXMESH_HOOK_TRANSCRIPT_ROOT: not a directory' };
+    return { root };
+  } catch {
+    return { problem: 'CTXMESH_HOOK_TRANSCRIPT_ROOT: no such directory' };
+  }
 }
 
 /** How long the gateway waits for a request to arrive (against slow senders). */
@@ -165,6 +207,13 @@ export function loadGatewayConfig(e: Env): GatewayConfig {
   if (c && c.GATEWAY_HEADERS_TIMEOUT_MS > c.GATEWAY_REQUEST_TIMEOUT_MS) {
     problems.push('GATEWAY_HEADERS_TIMEOUT_MS: must be ≤ GATEWAY_REQUEST_TIMEOUT_MS');
   }
+  let transcriptRoot: string | null = null;
+  const rawRoot = c?.CTXMESH_HOOK_TRANSCRIPT_ROOT?.trim();
+  if (rawRoot) {
+    const r = resolveTranscriptRoot(rawRoot);
+    if ('problem' in r) problems.push(r.problem);
+    else transcriptRoot = r.root;
+  }
   if (problems.length > 0 || !c) throw new ConfigError(problems);
   return Object.freeze({
     port: c.GATEWAY_PORT,
@@ -178,5 +227,6 @@ export function loadGatewayConfig(e: Env): GatewayConfig {
     receive: { headersMs: c.GATEWAY_HEADERS_TIMEOUT_MS, requestMs: c.GATEWAY_REQUEST_TIMEOUT_MS },
     natsUrl: c.NATS_URL,
     ingest: { stream: c.CTXMESH_INGEST_STREAM, subject: c.CTXMESH_INGEST_SUBJECT, doneSubjectPrefix: c.CTXMESH_INGEST_DONE_PREFIX, deadLetterSubject: c.CTXMESH_INGEST_DLQ_SUBJECT },
+    hooks: Object.freeze({ budgetMs: c.CTXMESH_HOOK_BUDGET_MS, dedupTurns: c.CTXMESH_HOOK_DEDUP_TURNS, carryChars: c.CTXMESH_HOOK_CARRY_CHARS, transcriptRoot }),
   });
 }

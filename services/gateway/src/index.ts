@@ -5,7 +5,8 @@
 export { buildApp, type GatewayDeps } from './http/app';
 export { renderError, renderCtxError, type HttpError } from './http/errors';
 export { DomainError, RequestValidationError } from './domain/errors';
-export { loadGatewayConfig, parseApiKeys, type GatewayConfig, type DeadlineConfig } from './config';
+export { loadGatewayConfig, parseApiKeys, DEFAULT_HOOKS, type GatewayConfig, type DeadlineConfig, type HooksConfig } from './config';
+export { HOOK_PATHS } from './routes/hooks';
 export { orchestratorClient, type OrchestratorClient } from './clients/orchestrator';
 export { sessionsClient, type SessionsClient } from './clients/sessions';
 export { startGateway, type StartGatewayOptions, type RunningGateway } from './start';

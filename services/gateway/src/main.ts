@@ -39,6 +39,7 @@ export function main(): Promise<void> {
         bodyLimitBytes: cfg.bodyLimitBytes,
         maxDocumentBytes: cfg.maxDocumentBytes,
         receive: cfg.receive,
+        hooks: cfg.hooks,
       });
       return {
         stop: async () => {

@@ -4,7 +4,7 @@ import type { EventBus } from '@ctxmesh/stores';
 import { ConfigError, type Logger } from '@ctxmesh/runtime';
 import { orchestratorClient } from './clients/orchestrator';
 import { sessionsClient } from './clients/sessions';
-import type { DeadlineConfig, ReceiveTimeouts } from './config';
+import type { DeadlineConfig, HooksConfig, ReceiveTimeouts } from './config';
 import type { AuthConfig } from './domain';
 import { buildApp } from './http/app';
 import { packageVersion } from './version';
@@ -36,6 +36,8 @@ export interface StartGatewayOptions {
   receive?: ReceiveTimeouts;
   /** Timeout of each readiness probe, ms. @default 1000 */
   readyProbeMs?: number;
+  /** The harness hook routes. @default DEFAULT_HOOKS */
+  hooks?: HooksConfig;
 }
 
 /** A running gateway. */
@@ -68,6 +70,7 @@ export async function startGateway(opts: StartGatewayOptions): Promise<RunningGa
     bodyLimitBytes: opts.bodyLimitBytes,
     maxDocumentBytes: opts.maxDocumentBytes,
     receive: opts.receive,
+    hooks: opts.hooks,
     version: packageVersion(),
     readiness: [
       { name: 'orchestrator', critical: true, check: () => checkHealth(opts.orchestratorAddr, '', probeMs) },

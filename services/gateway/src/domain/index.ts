@@ -16,3 +16,4 @@ export * from './query';
 export * from './write';
 export * from './sessions';
 export * from './session-log';
+export * from './hooks';

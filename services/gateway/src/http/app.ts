@@ -11,11 +11,13 @@ import type { Logger } from '@ctxmesh/runtime';
 import { ingestPort } from '../clients/ingest';
 import type { OrchestratorClient } from '../clients/orchestrator';
 import type { SessionsClient } from '../clients/sessions';
-import type { DeadlineConfig, ReceiveTimeouts } from '../config';
+import { transcriptReader } from '../clients/transcript';
+import { DEFAULT_HOOKS, type DeadlineConfig, type HooksConfig, type ReceiveTimeouts } from '../config';
 import { invalidJsonBody, requestIdFrom, resolveIdentity, routeNotFound, unsupportedMediaType, workspaceOf, type AuthConfig, type HeaderBag } from '../domain';
 import { envelopeOf } from '../mapping/envelope';
 import { mcpRoutes } from '../mcp/routes';
 import { contentRoutes } from '../routes/content';
+import { hookRoutes } from '../routes/hooks';
 import { inspectRoutes } from '../routes/inspect';
 import { opsRoutes, type ReadinessCheck } from '../routes/ops';
 import { retrieveRoutes } from '../routes/retrieve';
@@ -58,6 +60,8 @@ export interface GatewayDeps {
   now?: () => number;
   /** Write-id factory. @default crypto.randomUUID */
   newWriteId?: () => string;
+  /** The harness hook routes (`/hooks/claude-code`, `/hooks/codex`; mounted with the session log). @default DEFAULT_HOOKS */
+  hooks?: HooksConfig;
 }
 
 /** `X-Process-Time` as Python's `str(float)` would write the seconds. */
@@ -165,7 +169,13 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     sessionRoutes(api, { sessions, deadlines });
     retrieveRoutes(api, { orchestrator, deadlines });
     mcpRoutes(api, { orchestrator, deadlines, now, version: deps.version });
-    if (sessions?.log) await sessionsLogRoutes(api, { sessions: sessions.log, deadlines });
+    if (sessions?.log) {
+      await sessionsLogRoutes(api, { sessions: sessions.log, deadlines });
+      const hooks = deps.hooks ?? DEFAULT_HOOKS;
+      const root = hooks.transcriptRoot;
+      const transcripts = root === null ? undefined : transcriptReader(root, (path) => deps.log.warn({ path, root }, 'hook: transcript_path outside CTXMESH_HOOK_TRANSCRIPT_ROOT, not read'));
+      hookRoutes(api, { orchestrator, sessions: sessions.log, hooks, transcripts, now });
+    }
   });
   return app;
 }

@@ -176,6 +176,8 @@ export interface HarnessOptions {
   now?: () => number;
   /** Body limit, document limit and receive timeouts (defaults: the gateway's). */
   limits?: Pick<GatewayDeps, 'bodyLimitBytes' | 'maxDocumentBytes' | 'receive'>;
+  /** The hook routes' settings (default: the gateway's). */
+  hooks?: GatewayDeps['hooks'];
 }
 
 /** Start the fakes and build a ready app. */
@@ -197,6 +199,7 @@ export async function harness(opts: HarnessOptions = {}): Promise<Harness> {
     version: '9.9.9',
     now: opts.now,
     newWriteId: () => `w-${++n}`,
+    hooks: opts.hooks,
     ...opts.limits,
   });
   await app.ready();

@@ -8,7 +8,7 @@
  * neutralisation (`<memory`, `</openviking-context` and the like are defused), so nothing
  * stored can close the envelope early or forge an entry.
  */
-import { neutralizeTags } from '@ctxmesh/kernel';
+import { neutralizeEnvelope, neutralizeTags } from '@ctxmesh/kernel';
 import type { orchestrator, sessions } from '@ctxmesh/proto';
 import { capText, type HookEvent } from '../domain/hooks';
 
@@ -67,7 +67,7 @@ export function captureEvents(e: HookEvent, opts: { transcriptText?: string | nu
   }
 }
 
-/** Strict neutralisation of a text taken from the store or the log. */
+/** Strict neutralisation of a raw text taken from the session log. */
 function defused(text: string): string {
   return neutralizeTags(text, 'strict');
 }
@@ -80,7 +80,9 @@ export function contextBlock(res: orchestrator.AssembleContextResponse): string 
   if ((res.stats?.rewrite ?? '').toLowerCase() === 'no_relevant') return null;
   const body = res.digest.trim() !== '' ? res.digest : res.rendered;
   if (body.trim() === '') return null;
-  return `<openviking-context>\n${DATA_NOT_INSTRUCTIONS}\nRelevant memory from ctxmesh. Use the search/read MCP tools to expand URIs.\n${defused(body)}\n</openviking-context>`;
+  // `rendered` is already neutralised by the kernel and its `<memory>` tags are the entries'
+  // own: only the envelope tag is defused again (a digest is a model's text).
+  return `<openviking-context>\n${DATA_NOT_INSTRUCTIONS}\nRelevant memory from ctxmesh. Use the search/read MCP tools to expand URIs.\n${neutralizeEnvelope(body)}\n</openviking-context>`;
 }
 
 /** One original message recalled from the hidden part of the session log. */

@@ -8,6 +8,8 @@
  *   ctxmesh search "<query>"      print what an agent would get (--mode list|context|find)
  *   ctxmesh dead-letters          the writes the indexer gave up on (--limit N, --json)
  *   ctxmesh probe <target>        health probe for containers: http://host:port or host:port (gRPC)
+ *   ctxmesh hooks <harness>       print (or --write) Claude Code / Codex hook configuration
+ *   ctxmesh hook <harness>        a command hook: stdin → the gateway's hook route → stdout
  *
  * Telemetry starts before any gRPC/HTTP module is loaded, so service modules are required
  * lazily after it.
@@ -25,6 +27,8 @@ export const USAGE = `usage:
   ctxmesh search "<query>" [--mode list|context|find] [--limit N] [--max-tokens N] [--purpose chat|coding] [--target URI] [--json] [--url URL]   (search --help)
   ctxmesh dead-letters [--limit N] [--json] [--url URL]   writes accepted and later given up on (admins see their account's)
   ctxmesh probe <http://host:port | host:port>   exit 0 when healthy (container health checks)
+  ctxmesh hooks claude-code|codex [--url URL] [--write] [--settings PATH]   hook configuration, no plugin needed   (hooks --help)
+  ctxmesh hook claude-code|codex [--url URL] [--api-key KEY]   a command hook: forwards stdin to the gateway, prints its answer
   ctxmesh --version`;
 
 async function main(argv: string[]): Promise<number> {
@@ -75,6 +79,18 @@ async function run(cmd: string | undefined, rest: string[]): Promise<number> {
     case 'probe': {
       const { probeCommand } = require('./commands') as typeof import('./commands');
       return probeCommand(parseCommandLine(rest, {}).positionals[0]);
+    }
+    case 'hooks': {
+      const { hooksCommand, HOOKS_OPTIONS } = require('./hooks') as typeof import('./hooks');
+      const { positionals, flags } = parseCommandLine(rest, HOOKS_OPTIONS);
+      const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t), cwd: process.cwd(), bin: __filename, node: process.execPath };
+      return hooksCommand(positionals, flags, process.env, io);
+    }
+    case 'hook': {
+      const { hookCommand, HOOK_OPTIONS, readAll } = require('./hooks') as typeof import('./hooks');
+      const { positionals, flags } = parseCommandLine(rest, HOOK_OPTIONS);
+      const input = await readAll(process.stdin);
+      return hookCommand(positionals, flags, process.env, { input, out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
     }
     case '--version':
     case 'version': {

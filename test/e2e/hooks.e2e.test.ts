@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@ctxmesh/runtime';
+import { hookCommand } from '../../apps/ctxmesh/src/hooks';
 import { startMesh, type Mesh } from '../../apps/ctxmesh/src/mesh';
 
 const KEY = 'key-hooks-5e1c';
@@ -312,7 +313,6 @@ describe('the loop: overflow recovery, then a compaction', () => {
 
 describe('ctxmesh hook codex (the command a Codex hook runs)', () => {
   it('forwards the recorded stdin to /hooks/codex and prints what Codex reads; a wrong key prints {}', async () => {
-    const { hookCommand } = await import('../../apps/ctxmesh/src/hooks');
     const run = async (input: string, env: Record<string, string>) => {
       const out: string[] = [];
       const err: string[] = [];

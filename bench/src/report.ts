@@ -6,9 +6,11 @@
 import type { BudgetHonesty } from './budget';
 import type { CalibrationReport } from './calibration';
 import type { EvidenceReport, EvidenceRow, OffTopicRow } from './evidence';
+import type { HooksResult } from './hooks';
 import type { IngestResult } from './ingest';
 import type { HopCosts, LatencyResult, StoreLegs } from './latency';
 import type { MadialReport } from './madial';
+import type { SessionRescueResult } from './sessions';
 import type { AnnMeasurement, LexicalAlternatives } from './search-engines';
 import type { StartupRun } from './startup';
 import type { Summary } from './stats';
@@ -95,6 +97,10 @@ export interface BenchReport {
   startup?: { runs: StartupRun[]; healthyMsMedian: number | null; idleRssMiBMedian: number | null };
   /** Dense-only search at the largest size with smaller and larger vectors (synthetic indexes). */
   denseByDimension?: { nodes: number; byDimension: Record<string, Summary> };
+  /** The Claude Code hook route per event (`hooks` section). */
+  hooks?: HooksResult;
+  /** Overflow recovery on a 100,000-event session, cold and warm (`sessions` section). */
+  sessions?: SessionRescueResult;
   /** Notes: what would reach a missed latency target, sections not run, failures. */
   notes: string[];
   targets?: TargetRow[];
@@ -203,6 +209,12 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
     const st = d.startupOnData;
     rows.push(atMost('docs-start-healthy', 'docs profile: `npm start` healthy in ≤ 5 s on the loaded data', st?.healthyMs == null ? null : st.healthyMs / 1000, 5, 's', 'spawn → first 200 from /health on the largest loaded index'));
   }
+  const sr = r.sessions;
+  const phases = sr ? `store read ${fmt(sr.coldPhasesMs.storeRead)} + parse ${fmt(sr.coldPhasesMs.parse)} + projection and ranges ${fmt(sr.coldPhasesMs.projectAndRanges)} + plan ${fmt(sr.coldPhasesMs.plan)} ms (cold phases, medians)` : 'not measured';
+  rows.push(atMost('rescue-cold-100k', 'overflow recovery p50 ≤ 50 ms on a 100,000-event session, cold', sr?.recoverColdMs.p50, 50, 'ms', phases));
+  rows.push(atMost('rescue-warm-100k', 'overflow recovery p50 ≤ 50 ms on a 100,000-event session, warm', sr?.recoverWarmMs.p50, 50, 'ms', sr ? `same replica, view up to date, ${sr.reps} reps` : 'not measured'));
+  const prompt = r.hooks?.events.UserPromptSubmit;
+  rows.push(atMost('hooks-prompt-p99', 'hook route: UserPromptSubmit p99 within the hook budget (1,500 ms)', prompt?.latencyMs.p99, 1500, 'ms', prompt ? `p50 ${fmt(prompt.latencyMs.p50)} ms, ${prompt.empty} empty answers of ${prompt.latencyMs.n}` : 'not measured'));
   rows.push(atLeast('madial-r5-zh', 'MADial-Bench recall@5 ≥ 0.59 (Chinese, built-in lexical embedder)', r.madial?.ctxmesh.user.zh?.recall5, 0.59, '', 'per-user pool (the baselines\' protocol), through /find'));
   rows.push(atLeast('madial-r5-en', 'MADial-Bench recall@5 ≥ 0.55 (English, built-in lexical embedder)', r.madial?.ctxmesh.user.en?.recall5, 0.55, '', 'per-user pool (the baselines\' protocol), through /find'));
   return rows;

@@ -40,9 +40,11 @@ import { madialAvailable, measureMadial } from './madial';
 import { evaluateTargets, fmt, markdownSummary, medianOf, textSummary, type BenchReport, type DocsProfileResult, type SizeResult } from './report';
 import { measureStartup, type StartupRun } from './startup';
 import { runLoad, type ThroughputRun } from './throughput';
+import { measureHooks } from './hooks';
+import { measureSessionRescue } from './sessions';
 
 /** Sections of a run. */
-export const SECTIONS = ['startup', 'madial', 'calibration', 'evidence', 'ingest', 'latency', 'budget', 'throughput'] as const;
+export const SECTIONS = ['startup', 'madial', 'calibration', 'evidence', 'ingest', 'latency', 'budget', 'throughput', 'hooks', 'sessions'] as const;
 
 /** A section name. */
 export type Section = (typeof SECTIONS)[number];
@@ -416,6 +418,26 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
           log(`ingest (NATS): ${fmt(report.ingest!.nats.docsPerSecond)} docs/s`);
         });
       } else report.notes.push('ingest with NATS not measured (--no-nats)');
+    }
+
+    if (on('hooks')) {
+      await section('hooks', async () => {
+        const loops = o.quick ? 50 : 300;
+        log(`hooks: ${loops} loops of UserPromptSubmit → PostToolUse → Stop through POST /hooks/claude-code (a compaction every 10)`);
+        report.hooks = await withMesh(meshEnv(join(scratch, 'hooks')), (_mesh, client) => measureHooks(client, { loops, log }));
+      });
+    }
+
+    if (on('sessions')) {
+      await section('sessions', async () => {
+        const events = 100_000;
+        const reps = o.quick ? 3 : 7;
+        log(`sessions: overflow recovery on a ${events}-event session (embedded store), ${reps} reps cold and warm`);
+        const dir = join(scratch, 'sessions');
+        mkdirSync(dir, { recursive: true });
+        report.sessions = await measureSessionRescue(dir, { events, reps, log });
+        log(`sessions: recovery p50 cold ${fmt(report.sessions.recoverColdMs.p50)} ms, warm ${fmt(report.sessions.recoverWarmMs.p50)} ms`);
+      });
     }
 
     if ((on('latency') || on('budget') || on('throughput')) && o.profiles.includes('default')) {

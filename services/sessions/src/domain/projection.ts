@@ -518,6 +518,18 @@ export function buildView(events: readonly LogEvent[], head: number, info: NodeI
   return new SessionView(head, generation, events, surface, blocks, prunes, openTurn, [...openCompactions.keys()], toolNames, info);
 }
 
+/**
+ * The block a four-event compaction transaction (start, summary, checkpoint, end) lands as when
+ * appended after `view.head` — what `buildView` over the longer log would give for it, without
+ * projecting the whole log again (a 100,000-event rebuild per recovery). Its parents (a
+ * distillation's) are not touched here: the caller builds the view again to see them.
+ */
+export function landedBlock(view: SessionView, summary: CompactionSummaryEvent): Block {
+  const b = blockOf(summary, view.head + 2, view.blocks.length + 1);
+  b.summarySeq = view.head + 3;
+  return b;
+}
+
 function blockOf(e: CompactionSummaryEvent, seq: number, ordinal: number): Block {
   return {
     blockId: e.compactionId,

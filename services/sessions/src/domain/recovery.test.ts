@@ -23,6 +23,24 @@ async function requestBody(log: Awaited<ReturnType<typeof seeded>>['log']): Prom
 }
 
 describe('SessionLog.recoverOverflow', () => {
+  it('writes the ledger entry and generation a full projection of the new log gives (it no longer rebuilds the view to get them)', async () => {
+    const { log, store } = await seeded(12, { maxOverflowRetries: 3 });
+    // A model-written block first, so the engine's are not the first ordinal.
+    const ranges = await log.listCompressibleRanges(KEY);
+    const r0 = ranges.ranges[0]!;
+    const c = await log.compress(KEY, { requestId: 'c1', author: 'model', expectedGeneration: 0, ranges: [{ startSeq: r0.start, endSeq: Math.floor((r0.start + r0.end) / 3), summary: 'first part' }] });
+    expect(c.results[0]!.status).toBe('landed');
+    for (const id of ['r1']) {
+      const res = await log.recoverOverflow(KEY, overflow(id));
+      expect(res.reason).toBe('compacted');
+      const events = (await parsedLog(store)) as unknown as Parameters<typeof log.viewOf>[0];
+      const full = log.viewOf(events);
+      expect(res.generation).toBe(full.generation);
+      const ledger = await store.readLedger(KEY);
+      expect(JSON.parse(ledger[res.block!.blockId]!)).toEqual(JSON.parse(JSON.stringify(full.block(res.block!.blockId))));
+    }
+  });
+
   it('passes a non-overflow code through without writing or touching the budget', async () => {
     const { log, store } = await seeded();
     const before = await rawLog(store);

@@ -27,7 +27,7 @@ import type { LogDeps } from './deps';
 import type { AgentStatusInput, CheckedRecover, RecoverOverflowInput } from './inputs';
 import { checkAgentStatus, checkKey, checkRecoverInput, requireString } from './inputs';
 import type { SessionView } from './projection';
-import { buildView } from './projection';
+import { landedBlock } from './projection';
 import type { RangeRow } from './ranges';
 import { computeCompressibleRanges, computeGuards, guardViolations, OVERFLOW_PRESERVE_RECENT, rankForOverflow, seqsOf } from './ranges';
 import { OVERFLOW_TOPIC, overflowMarkerSummary } from './text';
@@ -134,14 +134,19 @@ async function compactOnce(run: Run, view: SessionView, used: number): Promise<R
   const plan = planOverflowCompaction(view, { compactionId, provider: req.provider, model: req.model, now: deps.clock() });
   if (!plan) return refuse(run, 'nothing_eligible', used, view);
   // 7. One mutation: the block's events, the surface splice, its ledger entry, the budget charge and the answer of 8.
-  const after = buildView([...view.events.slice(0, view.head + 1), ...plan.tx.events], view.head + plan.tx.events.length, view.infoSource);
-  const response: RecoverOverflowResult = { action: 'retry', reason: 'compacted', block: plan.block, budget: { used: used + 1, max }, generation: after.generation };
-  const block = after.block(compactionId)!;
+  // The transaction is one replace (one generation) and an engine block of tier 1 with no
+  // parents, so the block and the generation follow from the view: no projection of the
+  // whole log again (recovery.test.ts pins them against a full rebuild).
+  const generation = view.generation + 1;
+  const response: RecoverOverflowResult = { action: 'retry', reason: 'compacted', block: plan.block, budget: { used: used + 1, max }, generation };
+  // An overflow range never spans a checkpoint (a barrier), so the block has no parents to deactivate.
+  if (plan.tx.parentBlockIds.length > 0) throw new Error('an overflow block with parents: the ranges let a checkpoint through');
+  const block = landedBlock(view, plan.tx.events[1]);
   const res = await deps.store.commit(key, {
     expect: { head: view.head, generation: view.generation },
     events: plan.tx.events.map((e) => JSON.stringify(e)),
     surfaceOps: [plan.surfaceOp],
-    generation: after.generation,
+    generation,
     ledger: { [compactionId]: JSON.stringify(block) },
     budgetCharge: { agentId: req.agentId, max, ttlSeconds: BUDGET_TTL_SECONDS },
     idempotency: deps.idem.record(requestId, 'recover', response),

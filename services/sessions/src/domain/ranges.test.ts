@@ -1,7 +1,7 @@
 import type { LogEvent } from './events';
-import { computeCompressibleRanges, computeGuards, guardViolations, rankForOverflow, resolveSpan } from './ranges';
+import { computeCompressibleRanges, computeGuards, guardReasonsAt, guardViolations, isGuardedAt, rankForOverflow, resolveSpan, spanGuarded } from './ranges';
 import { planOverflowCompaction } from './recovery';
-import { assistant, assistantCalls, call, instructions, newLog, result, system, user } from './__tests__/fixtures';
+import { assistant, assistantCalls, call, conversation, instructions, KEY, newLog, parsedLog, result, system, user } from './__tests__/fixtures';
 
 function viewOf(events: unknown[]) {
   return newLog().log.viewOf(events as LogEvent[]);
@@ -127,5 +127,29 @@ describe('computeCompressibleRanges', () => {
   it('orders overflow candidates by rank tokens, oldest first on ties', () => {
     const mk = (start: number, rank: number) => ({ span: { startPos: start, endPos: start }, row: { start, end: start, count: 1, rankTokens: rank, toolPct: 0, images: 0, files: 0 } });
     expect(rankForOverflow([mk(1, 5), mk(3, 9), mk(5, 9), mk(7, 2)]).map((c) => c.row.start)).toEqual([3, 5, 1, 7]);
+  });
+});
+
+describe('isGuardedAt and spanGuarded', () => {
+  it('agree with guardReasonsAt and guardViolations at every position, both policies, with checkpoints, instructions and the system node', async () => {
+    const { log, store } = newLog();
+    await log.appendEvents(KEY, { events: [system('s'), ...conversation(8), instructions('repo', 'v1'), ...conversation(4), instructions('repo', 'v2'), user('last')] as never });
+    const r = (await log.listCompressibleRanges(KEY)).ranges[0]!;
+    await log.compress(KEY, { requestId: 'c', author: 'model', expectedGeneration: 0, ranges: [{ startSeq: r.start, endSeq: r.start + 4, summary: 'part' }] });
+    const view = log.viewOf((await parsedLog(store)) as unknown as LogEvent[]);
+    let guarded = 0;
+    for (const keep of [0, 5]) {
+      const guards = computeGuards(view, keep);
+      for (const [policy, allow] of [['table', false], ['compress', false], ['compress', true]] as const) {
+        for (let p = 0; p < view.surface.length; p++) {
+          const want = guardReasonsAt(view, guards, p, policy, allow).length > 0;
+          expect([p, policy, allow, isGuardedAt(view, guards, p, policy, allow)]).toEqual([p, policy, allow, want]);
+          if (want) guarded++;
+          const span = { startPos: Math.max(0, p - 2), endPos: p };
+          expect(spanGuarded(view, guards, span, policy, allow)).toBe(guardViolations(view, guards, span, policy, allow).length > 0);
+        }
+      }
+    }
+    expect(guarded).toBeGreaterThan(10);
   });
 });

@@ -118,6 +118,26 @@ export function guardReasonsAt(view: SessionView, guards: Guards, pos: number, p
 }
 
 /**
+ * Whether a position is guarded under a policy: {@link guardReasonsAt} without building the
+ * list of reasons (the range table asks this of every surface node; 100,000 arrays per call
+ * were most of a warm overflow recovery's time).
+ */
+export function isGuardedAt(view: SessionView, guards: Guards, pos: number, policy: GuardPolicy, allowCheckpoints = false): boolean {
+  if (pos >= guards.recentFrom || pos === guards.lastUserPos || guards.currentInstructions.has(pos)) return true;
+  const info = view.node(view.surface[pos]!);
+  if (info.system) return true;
+  if (info.checkpoint && !(policy === 'compress' && allowCheckpoints)) return true;
+  // A current instruction row returned above; any other instruction row is a table barrier.
+  return policy === 'table' && info.cls === 'instruction';
+}
+
+/** Whether any node of a span is guarded ({@link guardViolations} is non-empty). */
+export function spanGuarded(view: SessionView, guards: Guards, span: Span, policy: GuardPolicy, allowCheckpoints = false): boolean {
+  for (let p = span.startPos; p <= span.endPos; p++) if (isGuardedAt(view, guards, p, policy, allowCheckpoints)) return true;
+  return false;
+}
+
+/**
  * Every guarded node of a span (the final-slice re-check run before any write).
  * @returns an empty list when the span may be hidden
  */
@@ -196,9 +216,9 @@ export interface CompressibleRange {
  * longest runs between barriers, resolved, and kept only if the resolved span passes the
  * table guards again.
  * @param preserveRecent protected tail (default {@link DEFAULT_PRESERVE_RECENT})
+ * @param guards the protected set of `preserveRecent`, when the caller has it already
  */
-export function computeCompressibleRanges(view: SessionView, preserveRecent = DEFAULT_PRESERVE_RECENT): CompressibleRange[] {
-  const guards = computeGuards(view, preserveRecent);
+export function computeCompressibleRanges(view: SessionView, preserveRecent = DEFAULT_PRESERVE_RECENT, guards: Guards = computeGuards(view, preserveRecent)): CompressibleRange[] {
   const n = view.surface.length;
   const out: CompressibleRange[] = [];
   let runStart = -1;
@@ -207,11 +227,11 @@ export function computeCompressibleRanges(view: SessionView, preserveRecent = DE
     const resolved = resolveSpan(view, { startPos: runStart, endPos }, true);
     runStart = -1;
     if (!resolved) return;
-    if (guardViolations(view, guards, resolved, 'table').length > 0) return;
+    if (spanGuarded(view, guards, resolved, 'table')) return;
     out.push({ span: resolved, row: rowOf(view, resolved) });
   };
   for (let p = 0; p < n; p++) {
-    const barrier = guardReasonsAt(view, guards, p, 'table').length > 0;
+    const barrier = isGuardedAt(view, guards, p, 'table');
     if (barrier) flush(p - 1);
     else if (runStart < 0) runStart = p;
   }

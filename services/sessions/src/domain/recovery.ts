@@ -29,7 +29,7 @@ import { checkAgentStatus, checkKey, checkRecoverInput, requireString } from './
 import type { SessionView } from './projection';
 import { landedBlock } from './projection';
 import type { RangeRow } from './ranges';
-import { computeCompressibleRanges, computeGuards, guardViolations, OVERFLOW_PRESERVE_RECENT, rankForOverflow, seqsOf } from './ranges';
+import { computeCompressibleRanges, computeGuards, OVERFLOW_PRESERVE_RECENT, rankForOverflow, seqsOf, spanGuarded } from './ranges';
 import { OVERFLOW_TOPIC, overflowMarkerSummary } from './text';
 import type { BlockTransaction } from './transaction';
 import { blockTransaction } from './transaction';
@@ -215,8 +215,8 @@ export interface OverflowContext {
  */
 export function planOverflowCompaction(view: SessionView, ctx: OverflowContext): OverflowPlan | null {
   const guards = computeGuards(view, OVERFLOW_PRESERVE_RECENT);
-  for (const cand of rankForOverflow(computeCompressibleRanges(view, OVERFLOW_PRESERVE_RECENT))) {
-    if (guardViolations(view, guards, cand.span, 'table').length > 0) continue;
+  for (const cand of rankForOverflow(computeCompressibleRanges(view, OVERFLOW_PRESERVE_RECENT, guards))) {
+    if (spanGuarded(view, guards, cand.span, 'table')) continue;
     const shadowedSeqs = seqsOf(view, cand.span);
     const tx = blockTransaction(view, {
       compactionId: ctx.compactionId,

@@ -81,9 +81,10 @@ async function run(cmd: string | undefined, rest: string[]): Promise<number> {
       return probeCommand(parseCommandLine(rest, {}).positionals[0]);
     }
     case 'hooks': {
+      // `npm run ctxmesh -- hooks …` runs in the ctxmesh checkout; INIT_CWD is where the user typed it.
       const { hooksCommand, HOOKS_OPTIONS } = require('./hooks') as typeof import('./hooks');
       const { positionals, flags } = parseCommandLine(rest, HOOKS_OPTIONS);
-      const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t), cwd: process.cwd(), bin: __filename, node: process.execPath };
+      const io = { out: (t: string) => process.stdout.write(t), err: (t: string) => process.stderr.write(t), cwd: process.env.INIT_CWD ?? process.cwd(), bin: __filename, node: process.execPath };
       return hooksCommand(positionals, flags, process.env, io);
     }
     case 'hook': {

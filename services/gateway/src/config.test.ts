@@ -1,5 +1,8 @@
+import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError } from '@ctxmesh/runtime';
-import { loadGatewayConfig, parseApiKeys } from './config';
+import { DEFAULT_HOOKS, loadGatewayConfig, parseApiKeys } from './config';
 
 function problems(env: Record<string, string>): string[] {
   try {
@@ -60,6 +63,28 @@ describe('loadGatewayConfig', () => {
 
   it('rejects an unknown auth mode', () => {
     expect(problems({ CTXMESH_AUTH_MODE: 'oauth' })).toEqual([expect.stringMatching(/^CTXMESH_AUTH_MODE: must be one of dev, api_key, trusted/)]);
+  });
+});
+
+describe('loadGatewayConfig: the hook routes', () => {
+  it('defaults to a 1.5 s budget, dedup 5, 8,000 carry-on characters and no transcript root', () => {
+    expect(loadGatewayConfig({}).hooks).toEqual(DEFAULT_HOOKS);
+  });
+
+  it('resolves the transcript root to its real path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-root-'));
+    expect(loadGatewayConfig({ CTXMESH_HOOK_TRANSCRIPT_ROOT: dir, CTXMESH_HOOK_BUDGET_MS: '800' }).hooks).toEqual({ ...DEFAULT_HOOKS, budgetMs: 800, transcriptRoot: realpathSync(dir) });
+  });
+
+  it('fails fast on a relative, missing or non-directory root and an out-of-range budget, all at once', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'gw-root-')), 'f');
+    writeFileSync(file, 'x');
+    expect(problems({ CTXMESH_HOOK_TRANSCRIPT_ROOT: 'rel/dir', CTXMESH_HOOK_BUDGET_MS: '10' })).toEqual([
+      expect.stringContaining('CTXMESH_HOOK_BUDGET_MS'),
+      'CTXMESH_HOOK_TRANSCRIPT_ROOT: must be an absolute path',
+    ]);
+    expect(problems({ CTXMESH_HOOK_TRANSCRIPT_ROOT: join(tmpdir(), 'no-such-dir-ctxmesh') })).toEqual(['CTXMESH_HOOK_TRANSCRIPT_ROOT: no such directory']);
+    expect(problems({ CTXMESH_HOOK_TRANSCRIPT_ROOT: file })).toEqual(['CTXMESH_HOOK_TRANSCRIPT_ROOT: not a directory']);
   });
 });
 

@@ -208,7 +208,8 @@ export function loadGatewayConfig(e: Env): GatewayConfig {
     problems.push('GATEWAY_HEADERS_TIMEOUT_MS: must be ≤ GATEWAY_REQUEST_TIMEOUT_MS');
   }
   let transcriptRoot: string | null = null;
-  const rawRoot = c?.CTXMESH_HOOK_TRANSCRIPT_ROOT?.trim();
+  // From the raw environment too: another variable's problem must not hide this one (every problem at once).
+  const rawRoot = (c?.CTXMESH_HOOK_TRANSCRIPT_ROOT ?? e.CTXMESH_HOOK_TRANSCRIPT_ROOT)?.trim();
   if (rawRoot) {
     const r = resolveTranscriptRoot(rawRoot);
     if ('problem' in r) problems.push(r.problem);

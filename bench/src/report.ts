@@ -60,6 +60,8 @@ export interface BenchReport {
     durationS?: number;
     node: string;
     cpus: number;
+    /** Variables `--mesh-env` added to every measured mesh (absent when none). */
+    meshEnv?: Record<string, string>;
     /** 1/5/15-minute load averages at the start and the end of the run. */
     loadAvgStart: number[];
     loadAvgEnd?: number[];

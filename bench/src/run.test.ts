@@ -1,6 +1,6 @@
 import type { BenchQuery } from './corpus';
 import type { BenchReport } from './report';
-import { addNotes, balancedQueries, parseArgs, SECTIONS, throughputSize, UsageError } from './run';
+import { addNotes, balancedQueries, parseArgs, parseMeshEnv, SECTIONS, throughputSize, UsageError } from './run';
 import { summarize } from './stats';
 
 describe('parseArgs', () => {
@@ -20,6 +20,14 @@ describe('parseArgs', () => {
     expect(q.queries).toBeLessThan(full.queries);
     expect(q.throughputSeconds).toBeLessThan(full.throughputSeconds);
     expect(q.ingestDocs).toBeLessThan(full.ingestDocs);
+  });
+
+  it('reads --mesh-env as NAME=value pairs for every measured mesh, and refuses anything else', () => {
+    expect(parseArgs([]).meshEnv).toEqual({});
+    expect(parseArgs(['--mesh-env', 'CTXMESH_IN_PROCESS_CALLS=off,CTXMESH_SEARCH_THREAD=off']).meshEnv).toEqual({ CTXMESH_IN_PROCESS_CALLS: 'off', CTXMESH_SEARCH_THREAD: 'off' });
+    expect(parseMeshEnv('A_B=x=y')).toEqual({ A_B: 'x=y' });
+    expect(() => parseArgs(['--mesh-env', 'lowercase=1'])).toThrow(UsageError);
+    expect(() => parseMeshEnv('NOVALUE')).toThrow(/NAME=value/);
   });
 
   it('reads --flag value and --flag=value, sorts sizes, and filters sections', () => {

@@ -91,6 +91,8 @@ export interface RunOptions {
   docsSizes: number[];
   /** Queries of the `docs` profile (each used once; the throughput runs cycle through them). */
   docsQueries: number;
+  /** Variables added to every measured mesh's clean environment (`--mesh-env K=V,K=V`), to compare a setting side by side. */
+  meshEnv: Record<string, string>;
 }
 
 /** A corpus profile. */
@@ -130,7 +132,7 @@ function sectionList(flag: string, v: string): Set<Section> {
 }
 
 /** The flags of `npm run bench` that take a value (`--flag value` or `--flag=value`). */
-const VALUE_FLAGS = ['sizes', 'queries', 'reps', 'seconds', 'concurrency', 'throughput-nodes', 'ingest-docs', 'budget-queries', 'startup-runs', 'only', 'skip', 'nats', 'madial', 'out', 'profiles', 'docs-sizes', 'docs-queries', 'from'];
+const VALUE_FLAGS = ['mesh-env', 'sizes', 'queries', 'reps', 'seconds', 'concurrency', 'throughput-nodes', 'ingest-docs', 'budget-queries', 'startup-runs', 'only', 'skip', 'nats', 'madial', 'out', 'profiles', 'docs-sizes', 'docs-queries', 'from'];
 /** Its switches. */
 const SWITCHES = ['quick', 'no-nats', 'markdown'];
 
@@ -180,6 +182,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     sections: new Set(SECTIONS),
     natsUrl: env.NATS_URL ?? 'nats://127.0.0.1:4222',
     madialDir: env.MADIAL_DIR ?? resolve(REPO_ROOT, '..', 'shared', 'data', 'madial-bench'),
+    meshEnv: {},
     out: join(REPO_ROOT, 'bench', 'results', 'latest.json'),
     markdownFrom: null,
     profiles: [...PROFILES],
@@ -222,6 +225,9 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
         break;
       case '--madial':
         o.madialDir = resolve(value() ?? '');
+        break;
+      case '--mesh-env':
+        o.meshEnv = parseMeshEnv(value() ?? '');
         break;
       case '--out':
         o.out = resolve(value() ?? '');
@@ -287,9 +293,23 @@ function gitCommit(): string | null {
   }
 }
 
+/** `--mesh-env`'s `K=V,K=V` (names as the mesh's variables are spelled). */
+export function parseMeshEnv(v: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of v.split(',').filter((x) => x.trim() !== '')) {
+    const m = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair.trim());
+    if (!m) throw new UsageError(`--mesh-env takes NAME=value pairs separated by commas, got '${pair}'`);
+    out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
+/** Set by {@link runBench} from `--mesh-env`: added to every measured mesh's environment. */
+let meshExtra: Record<string, string> = {};
+
 function meshEnv(dataDir: string, extra: Record<string, string> = {}): Env {
   // A clean environment: the embedded stores and the in-process bus unless a section adds NATS.
-  return { CTXMESH_DATA_DIR: dataDir, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', ...extra };
+  return { CTXMESH_DATA_DIR: dataDir, GATEWAY_PORT: '0', GATEWAY_HOST: '127.0.0.1', ...meshExtra, ...extra };
 }
 
 async function withMesh<T>(env: Env, fn: (mesh: Mesh, client: JsonClient) => Promise<T>): Promise<T> {
@@ -314,6 +334,7 @@ async function loadOutliner(): Promise<CodeOutliner | null> {
 
 /** Run the sections and write the report. */
 export async function runBench(o: RunOptions): Promise<BenchReport> {
+  meshExtra = { ...o.meshEnv };
   const scratch = mkdtempSync(join(tmpdir(), 'ctxmesh-bench-'));
   const report: BenchReport = {
     meta: {
@@ -321,6 +342,7 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       startedAt: new Date().toISOString(),
       node: process.version,
       cpus: cpus().length,
+      ...(Object.keys(o.meshEnv).length > 0 ? { meshEnv: { ...o.meshEnv } } : {}),
       loadAvgStart: loadavg(),
       hostProbeMs: { start: probeHost().ms },
       gitCommit: gitCommit(),

@@ -13,7 +13,7 @@
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { computeCompressibleRanges, CONTEXT_WINDOW_EXCEEDED, EmbeddedSessionStore, planOverflowCompaction, SessionLog, type LogEvent } from '@ctxmesh/sessions';
+import { computeCompressibleRanges, CONTEXT_WINDOW_EXCEEDED, EmbeddedSessionStore, planOverflowCompaction, SessionLog, syntheticSession, type LogEvent } from '@ctxmesh/sessions';
 import { summarize, type Summary } from './stats';
 
 /** What the section reports. */
@@ -28,20 +28,6 @@ export interface SessionRescueResult {
   coldPhasesMs: { storeRead: number; parse: number; projectAndRanges: number; plan: number };
 }
 
-/** `n` events: a system prompt, then turns of user / call / result / answer, an instruction row every 50 turns (the sessions benchmark's shape). */
-export function syntheticSession(n: number): LogEvent[] {
-  const out: LogEvent[] = [{ type: 'system/message', content: [{ type: 'text', text: 'You are a coding agent.' }] }];
-  let t = 0;
-  while (out.length < n) {
-    if (t % 50 === 49) out.push({ type: 'user/message', content: [{ type: 'text', text: `AGENTS.md rev ${t}` }], source: { kind: 'agent-instructions', changes: [{ scope: 'repo' }] } });
-    out.push({ type: 'user/message', content: [{ type: 'text', text: `question ${t} ${'lorem ipsum dolor '.repeat(8)}` }] });
-    out.push({ type: 'assistant/message', content: [{ type: 'text', text: 'reading' }, { type: 'tool-call', callId: `c${t}`, name: 'read_file', args: { path: `/src/f${t}.ts` } }] });
-    out.push({ type: 'tool/result', callId: `c${t}`, content: [{ type: 'text', text: `export const x${t} = 1;\n${'// body\n'.repeat(20)}` }] });
-    out.push({ type: 'assistant/message', content: [{ type: 'text', text: `answer ${t} 上下文 ${'sit amet '.repeat(10)}` }] });
-    t++;
-  }
-  return out.slice(0, n);
-}
 
 const since = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
 const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

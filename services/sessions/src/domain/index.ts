@@ -33,3 +33,4 @@ export type {
   SearchContextRequestInput,
   WindowInput,
 } from './inputs';
+export * from './synthetic';

@@ -14,7 +14,7 @@ import Redis from 'ioredis';
 import { sessions } from '@ctxmesh/proto';
 import { Budget, callUnary, connect, startServer } from '@ctxmesh/rpc';
 import pino from 'pino';
-import type { LogEvent } from '../../src/domain/events';
+import { syntheticSession } from '../../src/domain/synthetic';
 import { buildView } from '../../src/domain/projection';
 import { computeCompressibleRanges } from '../../src/domain/ranges';
 import { CONTEXT_WINDOW_EXCEEDED } from '../../src/domain/recovery';
@@ -25,21 +25,7 @@ import { EmbeddedSessionStore } from '../../src/stores/embedded-session-store';
 import { RedisSessionStore } from '../../src/stores/redis-session-store';
 
 /** `n` events: a system prompt, then turns of user / call / result / answer, an instruction row every 50 turns. */
-function session(n: number): LogEvent[] {
-  const out: LogEvent[] = [{ type: 'system/message', content: [{ type: 'text', text: 'You are a coding agent.' }] }];
-  let t = 0;
-  while (out.length < n) {
-    if (t % 50 === 49) {
-      out.push({ type: 'user/message', content: [{ type: 'text', text: `AGENTS.md rev ${t}` }], source: { kind: 'agent-instructions', changes: [{ scope: 'repo' }] } });
-    }
-    out.push({ type: 'user/message', content: [{ type: 'text', text: `question ${t} ${'lorem ipsum dolor '.repeat(8)}` }] });
-    out.push({ type: 'assistant/message', content: [{ type: 'text', text: 'reading' }, { type: 'tool-call', callId: `c${t}`, name: 'read_file', args: { path: `/src/f${t}.ts` } }] });
-    out.push({ type: 'tool/result', callId: `c${t}`, content: [{ type: 'text', text: `export const x${t} = 1;\n${'// body\n'.repeat(20)}` }] });
-    out.push({ type: 'assistant/message', content: [{ type: 'text', text: `answer ${t} 上下文 ${'sit amet '.repeat(10)}` }] });
-    t++;
-  }
-  return out.slice(0, n);
-}
+const session = syntheticSession;
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);

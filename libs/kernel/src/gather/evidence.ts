@@ -45,14 +45,20 @@ import {
 } from './gather';
 import { bucketContextType, categoryTargets, isMemoryBucket, withContextType, type FilterLike, type GatherFilter } from './targets';
 
-/** Tokens of a typical entry (a short memory or an abstract with its envelope), for the first width. */
-export const TYPICAL_ENTRY_TOKENS = 40;
+/**
+ * Tokens per row of the first round: four typical entries (a short memory or an abstract with
+ * its envelope is about 40 tokens). The noise floor leaves most of a budget-wide round unserved
+ * (on MADial at 1600 tokens a block holds 2–6 entries above it), so the first round asks for a
+ * quarter of what the budget could hold and the second widens the searches that came back full
+ * above the floor: a wide first round cost every request its legs at three times the depth.
+ */
+export const TYPICAL_ENTRY_TOKENS = 160;
 /** The first round never asks for fewer rows than compat's default `limit`. */
 export const MIN_EVIDENCE_WIDTH = 10;
 
 /**
  * Rows each search asks for in the first round: the budget over a typical entry, between
- * {@link MIN_EVIDENCE_WIDTH} and {@link EVIDENCE_MAX_CANDIDATES} (400 → 10, 1600 → 40, 4000 → 100).
+ * {@link MIN_EVIDENCE_WIDTH} and {@link EVIDENCE_MAX_CANDIDATES} (400 → 10, 1600 → 10, 4000 → 25).
  */
 export function initialEvidenceWidth(maxTokens: number): number {
   const max = Math.max(1, Math.trunc(Number(maxTokens)) || 1);

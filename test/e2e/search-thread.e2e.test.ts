@@ -58,6 +58,9 @@ describe('ctxmesh start with the search thread', () => {
     mesh = start({}, fresh());
     await eventually(() => /ctxmesh listening on (http:\/\/\S+)/.test(mesh.out()), 30_000);
     gateway = /ctxmesh listening on (http:\/\/\S+)/.exec(mesh.out())![1];
+    // The logger writes its "ctxmesh ready" line on its own stream, which may land after the
+    // plain "listening" line (a flake in a full run on a loaded host): wait for both.
+    await eventually(() => mesh.out().includes('"ctxmesh ready"'), 30_000);
   }, 60_000);
 
   afterAll(async () => {

@@ -196,8 +196,9 @@ export async function gatherEvidence<F extends FilterLike>(params: EvidenceGathe
     for (const c of nodes) best = Math.max(best, c.rankedScore);
     for (const x of excludedHits) best = Math.max(best, x.rankedScore);
     const floor = relevanceFloor(best);
-    const pool = nodes.filter((c) => floorFate(c.rankedScore, best) === null);
-    const below = nodes.filter((c) => floorFate(c.rankedScore, best) !== null);
+    const pool: GatheredCandidate[] = [];
+    const below: GatheredCandidate[] = [];
+    for (const c of nodes) (floorFate(c.rankedScore, best) === null ? pool : below).push(c);
     return { searched, excludedOccurrences, excludedHits, pool, below, best, floor };
   };
 

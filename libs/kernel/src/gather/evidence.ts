@@ -52,17 +52,18 @@ import { bucketContextType, categoryTargets, isMemoryBucket, withContextType, ty
  * quarter of what the budget could hold and the second widens the searches that came back full
  * above the floor: a wide first round cost every request its legs at three times the depth.
  */
-export const TYPICAL_ENTRY_TOKENS = 160;
+export const FIRST_ROUND_TOKENS_PER_ROW = 160;
 /** The first round never asks for fewer rows than compat's default `limit`. */
 export const MIN_EVIDENCE_WIDTH = 10;
 
 /**
- * Rows each search asks for in the first round: the budget over a typical entry, between
- * {@link MIN_EVIDENCE_WIDTH} and {@link EVIDENCE_MAX_CANDIDATES} (400 → 10, 1600 → 10, 4000 → 25).
+ * Rows each search asks for in the first round: the budget over {@link FIRST_ROUND_TOKENS_PER_ROW},
+ * between {@link MIN_EVIDENCE_WIDTH} and {@link EVIDENCE_MAX_CANDIDATES} (400 → 10, 1600 → 10,
+ * 4000 → 25).
  */
 export function initialEvidenceWidth(maxTokens: number): number {
   const max = Math.max(1, Math.trunc(Number(maxTokens)) || 1);
-  return Math.min(EVIDENCE_MAX_CANDIDATES, Math.max(MIN_EVIDENCE_WIDTH, Math.ceil(max / TYPICAL_ENTRY_TOKENS)));
+  return Math.min(EVIDENCE_MAX_CANDIDATES, Math.max(MIN_EVIDENCE_WIDTH, Math.ceil(max / FIRST_ROUND_TOKENS_PER_ROW)));
 }
 
 /** Peer scans ask for four times the width (the actor's own peer hits are dropped from them), bounded. */

@@ -185,7 +185,7 @@ describe('fuse', () => {
 describe('calibrate', () => {
   const keys = (n: number) => Array.from({ length: n }, (_, k) => ({ key: k, uri: String(k) }));
 
-  it('scores each hit by the relevance model of its features: cosine, coverage, TF-IDF and fused rank', () => {
+  it('scores each hit by the relevance model of its features: cosine, coverage and TF-IDF (its fused rank reported, not scored)', () => {
     const s = search(['the deployment pipeline failed at startup, twice', 'sourdough bread recipe'], [0.5, 0.1], 'deployment pipeline startup');
     const hits = calibrate(keys(2), s.input, T);
     expect(hits.map((h) => h.key)).toEqual([0, 1]);

@@ -66,18 +66,13 @@ export function sigmoid(z: number): number {
   return z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z));
 }
 
-/** The linear predictor of a hit (its score's log-odds). */
-export function relevanceLogit(f: RelevanceFeatures, model: RelevanceModel): number {
+/** A hit's relevance score in (0, 1): the model's logistic of its inputs. */
+export function relevanceScore(f: RelevanceFeatures, model: RelevanceModel): number {
   const x = relevanceInputs(f);
   let z = model.intercept;
   for (let i = 0; i < x.length; i++) {
     const v = x[i]!;
     if (Number.isFinite(v)) z += (model.weights[i] ?? 0) * v;
   }
-  return z;
-}
-
-/** A hit's relevance score in (0, 1). */
-export function relevanceScore(f: RelevanceFeatures, model: RelevanceModel): number {
-  return sigmoid(relevanceLogit(f, model));
+  return sigmoid(z);
 }

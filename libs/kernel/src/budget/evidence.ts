@@ -4,11 +4,12 @@
  * estimator, tag neutralisation, body de-dup and citations, and change how the budget is
  * spent, so that a block carries as much evidence as its budget allows:
  *
- * 1. **Noise and relevance floors.** A candidate whose ranked score is below the server's
- *    {@link NOISE_FLOOR} (0.35 on the stores' calibrated scale), or below a quarter of the best
- *    hit of the request (cooled and excluded hits count for "best"), is not served, however
- *    much room is left and whatever `score_threshold` the client sent: a block may end early,
- *    and a question about nothing in the store gets an empty one.
+ * 1. **Noise and evidence floors.** Nothing is served unless the best hit of the request
+ *    (cooled and excluded hits count for "best") reaches the server's {@link NOISE_FLOOR}
+ *    (0.35 on the stores' calibrated scale): a question about nothing in the store gets an
+ *    empty block. When it does, the candidates at or above the {@link EVIDENCE_FLOOR} (0.12)
+ *    and a quarter of the best are served, however much room is left: a block may end early.
+ *    A client's `score_threshold` above the noise floor applies to every hit.
  * 2. **Breadth at the cheapest text.** Candidates are placed in rank order at their cheapest
  *    text tier (a `detail` pin is tried first, then the cheaper tiers), never as a bare URI and
  *    never truncated; one that does not fit yields to later, shorter ones. While the block holds
@@ -29,28 +30,38 @@
  * candidate may use any tier of its fallback order plus the tiers up to its ceiling (§4.2).
  */
 import type { CandidateFate, FateReason } from './packing';
-import { type PlanItem, type PlanOptions, type PlanResult, type PlanStats, type ReadPlan, type ReadRequest, coerceMaxTokens, contentUriOf, tierCostsOf } from './plan';
-import { type Candidate, FragmentPricer, type Slot, fragmentOf, slotFor, tokensOf } from './pricing';
+import { GROUP_CLOSE, compactHead, directoryOf, groupOpen, joinPieces, layoutBlock } from './compact';
+import { type PlanItem, type PlanOptions, type PlanResult, type PlanStats, type ReadPlan, type ReadRequest, coerceMaxTokens, contentUriOf } from './plan';
+import { type Candidate, FragmentPricer, type Slot, slotFor } from './pricing';
 import { type ContextEntry, neutralizeEnvelope } from './render';
 import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, tierRank } from './tiers';
 import { resolveTokenizer } from './tokens';
 
 /**
- * The server's noise floor: the ranked score below which a hit is noise, whatever the client
- * asked for. The stores' relevance score is calibrated so that this is the boundary between
- * evidence and noise (`@ctxmesh/stores` ranking/relevance.ts: fitted on MADial-Bench's training
- * split so that questions about nothing in the store get an empty block), and it is the
- * threshold the OpenViking plugins send by default, so a plugin's body and a bare body are
- * served alike.
+ * The server's noise floor: a block is served only when its best hit reaches it — below it, the
+ * question is about nothing in the store, whatever the client asked for. The stores' relevance
+ * score is calibrated so that this is the boundary between evidence and noise (`@ctxmesh/stores`
+ * ranking/relevance.ts: fitted on MADial-Bench's training split so that questions about nothing
+ * in the store get an empty block), and it is the threshold the OpenViking plugins send by
+ * default, so a plugin's body and a bare body are served alike.
  */
 export const NOISE_FLOOR = 0.35;
 
 /**
+ * The evidence floor: once the best hit has passed the {@link NOISE_FLOOR} (the question is
+ * about something in the store), the other hits are served down to this score. The best hit of
+ * a question decides whether anything is relevant; the hits that support it score lower, and
+ * cutting them at the noise floor too kept a third of the gold evidence out of the block.
+ * Fitted on MADial-Bench's training split (dialogues whose index is not a multiple of 3, both
+ * languages, the whole dialogue as the query): the lowest floor at which, with the noise floor
+ * as the gate, off-topic questions are served at most 8 % of the hits on-topic ones are
+ * (`npm run bench -- --only calibration` prints the held-out figures).
+ */
+export const EVIDENCE_FLOOR = 0.12;
+
+/**
  * Relevance floor as a share of the best hit's ranked score: a candidate scoring less than a
- * quarter of the best is "far less relevant" and is not served just because room is left. On
- * the stores' calibrated scale it binds only above the noise floor's reach (a best above 1.4,
- * which no calibrated score is); it stays for scores from elsewhere (a custom model, a
- * `ranked_score` a caller supplied).
+ * quarter of the best is "far less relevant" and is not served just because room is left.
  */
 export const EVIDENCE_RELEVANCE_RATIO = 0.25;
 
@@ -58,23 +69,36 @@ export const EVIDENCE_RELEVANCE_RATIO = 0.25;
 export const EVIDENCE_MAX_CANDIDATES = 200;
 
 /**
- * The floor for a request whose best ranked score is `best`: the {@link NOISE_FLOOR}, or
- * {@link EVIDENCE_RELEVANCE_RATIO} × best when that is higher. `-Infinity` without any hit.
+ * The floor for a request whose best ranked score is `best`: when the best reaches the
+ * {@link NOISE_FLOOR}, the {@link EVIDENCE_FLOOR} or {@link EVIDENCE_RELEVANCE_RATIO} × best,
+ * whichever is higher; otherwise the noise floor itself (which no hit of the request reaches,
+ * so nothing is served). `-Infinity` without any hit. A hit is served only at or above it.
  */
 export function relevanceFloor(best: number): number {
   if (!Number.isFinite(best)) return -Infinity;
-  return Math.max(NOISE_FLOOR, best * EVIDENCE_RELEVANCE_RATIO);
+  if (!(best >= NOISE_FLOOR)) return NOISE_FLOOR;
+  return Math.max(EVIDENCE_FLOOR, best * EVIDENCE_RELEVANCE_RATIO);
 }
 
 /**
  * Which floor leaves a candidate of ranked score `score` out (see {@link relevanceFloor}):
- * `noise_floor` below the {@link NOISE_FLOOR}, `relevance_floor` below the share of the best,
- * else null.
+ * `noise_floor` when the best hit is under the {@link NOISE_FLOOR} or the candidate under the
+ * {@link EVIDENCE_FLOOR}, `relevance_floor` under the share of the best, else null.
  */
 export function floorFate(score: number, best: number): 'noise_floor' | 'relevance_floor' | null {
   if (!Number.isFinite(best)) return null;
-  if (!(score >= NOISE_FLOOR)) return 'noise_floor';
+  if (!(best >= NOISE_FLOOR) || !(score >= EVIDENCE_FLOOR)) return 'noise_floor';
   return score < best * EVIDENCE_RELEVANCE_RATIO ? 'relevance_floor' : null;
+}
+
+/**
+ * The score threshold the evidence packing's searches run with, given the client's
+ * `score_threshold`: a threshold at or under the {@link NOISE_FLOOR} (the plugins send 0.35) is
+ * the server's own gate already, so hits are searched down to the {@link EVIDENCE_FLOOR}; a
+ * stricter one applies to every hit, as the client asked.
+ */
+export function evidenceSearchThreshold(clientThreshold: number | null | undefined): number {
+  return typeof clientThreshold === 'number' && Number.isFinite(clientThreshold) && clientThreshold > NOISE_FLOOR ? clientThreshold : EVIDENCE_FLOOR;
 }
 
 /**
@@ -162,8 +186,9 @@ export function planEvidenceReadsWith(pricer: FragmentPricer, candidates: readon
     if (need) reads.push({ index, uri: candidate.uri, contentUri: contentUriOf(candidate) });
     // What this candidate costs at least, as far as is known before reading.
     let known = Infinity;
-    for (const t of ['abstract', 'overview'] as const) if (slot.texts[t] !== '') known = Math.min(known, tokensOf(slot, t, pricer, max));
-    if (known === Infinity) known = tokensOf(slot, 'uri', pricer, Infinity);
+    const c = slot.candidate;
+    for (const t of ['abstract', 'overview'] as const) if (slot.texts[t] !== '') known = Math.min(known, pricer.price(compactHead(c.uri, c.uri, c.category, t), slot.texts[t], max));
+    if (known === Infinity) known = pricer.price(compactHead(c.uri, c.uri, c.category, 'uri'), '', Infinity);
     spent += known + 1;
     return need;
   });
@@ -192,6 +217,31 @@ interface Placement {
   tokens: number;
 }
 
+/** A directory's entries in the block, and what they cost written apart or as one group. */
+interface Group {
+  /** The directory (null: never grouped). */
+  readonly dir: string | null;
+  /** Tokens of the group's opening and closing lines. */
+  readonly lines: number;
+  members: number;
+  /** Σ (tokens of the entry with its full URI + 1 separator). */
+  apart: number;
+  /** Σ tokens of the entries with their relative URIs. */
+  relative: number;
+}
+
+/** What a group adds to the block in "tokens + 1 per item" (the cheaper way to write it). */
+function groupCharge(g: Pick<Group, 'dir' | 'lines' | 'members' | 'apart' | 'relative'>): number {
+  if (g.members === 0) return 0;
+  if (g.dir === null || g.members === 1) return g.apart;
+  return Math.min(g.apart, g.lines + g.relative + g.members + 2);
+}
+
+/** True when a group is written as one (it is cheaper than its entries apart). */
+function isGrouped(g: Group): boolean {
+  return g.dir !== null && g.members > 1 && g.lines + g.relative + g.members + 2 < g.apart;
+}
+
 /** {@link planEvidence} with a caller's pricer (it must neutralise `strict`). */
 export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanItem[], maxTokens: number, detail: unknown, opts: EvidenceOptions = {}): PlanResult {
   const spec = normalizeDetail(detail);
@@ -203,17 +253,23 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   const slots = items.map((item) => slotFor(item.candidate, spec, item.texts, item.texts ? '' : (item.candidate.stored_overview ?? '')));
   const n = slots.length;
 
-  // Each candidate's usable text tiers and their costs (counted up to the whole block).
+  // Each candidate's usable text tiers and their costs (counted up to the whole block): with
+  // its full URI (what it costs alone) and with the name relative to its directory (in a group).
+  const dirs = slots.map((s) => directoryOf(s.candidate.uri));
   const cost = new Map<string, number>();
-  const costOf = (i: number, t: Tier): number => {
-    const key = `${i}\u0000${t}`;
+  const priced = (i: number, t: Tier, relative: boolean): number => {
+    const key = `${i}\u0000${t}\u0000${relative ? 1 : 0}`;
     let c = cost.get(key);
     if (c === undefined) {
-      c = tokensOf(slots[i], t, pricer, max);
+      const uri = slots[i].candidate.uri;
+      const written = relative && dirs[i] !== null ? uri.slice(dirs[i]!.length) : uri;
+      c = pricer.price(compactHead(written, uri, slots[i].candidate.category, t), slots[i].texts[t], max);
       cost.set(key, c);
     }
     return c;
   };
+  const costOf = (i: number, t: Tier) => priced(i, t, false);
+  const relOf = (i: number, t: Tier) => priced(i, t, true);
   const fate: Array<FateReason | null> = new Array(n).fill(null);
   const tiersOf: Tier[][] = slots.map((slot, i) => {
     const avail = evidenceTiers(slot).filter((t) => slot.texts[t] !== '');
@@ -230,8 +286,34 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   });
   const eligible = (i: number) => fate[i] === null;
 
-  // A block of k entries costs Σ tokens + (k − 1); spending tokens + 1 per entry against
-  // max + 1 keeps the separators exact whatever order entries are placed in.
+  // A block of k items costs Σ tokens + (k − 1); spending tokens + 1 per item against max + 1
+  // keeps the separators exact whatever order entries are placed in. An item is an entry, or a
+  // directory's entries written as one group where that is cheaper.
+  const groups = new Map<string, Group>();
+  const groupOf = (i: number): Group => {
+    const key = dirs[i] ?? `\u0000${i}`;
+    let g = groups.get(key);
+    if (!g) {
+      const d = dirs[i];
+      g = { dir: d, lines: d === null ? 0 : pricer.plain(groupOpen(d)) + pricer.plain(GROUP_CLOSE), members: 0, apart: 0, relative: 0 };
+      groups.set(key, g);
+    }
+    return g;
+  };
+  /** What the block grows by when entry `i` goes from tier `from` (null: absent) to `to`. */
+  const delta = (i: number, from: Tier | null, to: Tier): number => {
+    const g = groupOf(i);
+    const next = { ...g };
+    if (from !== null) {
+      next.members--;
+      next.apart -= costOf(i, from) + 1;
+      next.relative -= relOf(i, from);
+    }
+    next.members++;
+    next.apart += costOf(i, to) + 1;
+    next.relative += relOf(i, to);
+    return groupCharge(next) - groupCharge(g);
+  };
   let spent = 0;
   const room = () => max + 1 - spent;
   const placed = new Map<number, Placement>();
@@ -239,16 +321,27 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   const usedTexts = new Map<string, number>();
   const served = (i: number, t: Tier) => neutralizeEnvelope(slots[i].texts[t]);
   const place = (i: number, tier: Tier) => {
-    const tokens = costOf(i, tier);
-    placed.set(i, { tier, tokens });
-    spent += tokens + 1;
+    const from = placed.get(i)?.tier ?? null;
+    const g = groupOf(i);
+    const before = groupCharge(g);
+    if (from !== null) {
+      g.members--;
+      g.apart -= costOf(i, from) + 1;
+      g.relative -= relOf(i, from);
+      usedTexts.delete(served(i, from));
+    }
+    g.members++;
+    g.apart += costOf(i, tier) + 1;
+    g.relative += relOf(i, tier);
+    spent += groupCharge(g) - before;
+    placed.set(i, { tier, tokens: costOf(i, tier) });
     if (tier !== 'uri') usedTexts.set(served(i, tier), i);
   };
-  /** First usable tier of `i` costing at most `limit` tokens (and the half-block cap). */
+  /** First usable tier of `i` whose entry costs at most `cap` and adds at most `limit` tokens. */
   const breadthTier = (i: number, limit: number, cap: number): Tier | null => {
     for (const t of tiersOf[i]) {
       const c = costOf(i, t);
-      if (c <= cap && c <= limit && !usedTexts.has(served(i, t))) return t;
+      if (c <= cap && c !== Infinity && delta(i, null, t) <= limit && !usedTexts.has(served(i, t))) return t;
     }
     return null;
   };
@@ -264,10 +357,11 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
       let shareSpent = 0;
       for (let i = 0; i < n; i++) {
         if (!eligible(i) || placed.has(i) || slots[i].candidate.category !== category) continue;
-        const t = breadthTier(i, Math.min(share - shareSpent, room()) - 1, half);
+        const t = breadthTier(i, Math.min(share - shareSpent, room()), half);
         if (t === null) continue;
+        const before = spent;
         place(i, t);
-        shareSpent += costOf(i, t) + 1;
+        shareSpent += spent - before;
       }
     }
   }
@@ -279,7 +373,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     let any = false;
     for (let i = 0; i < n; i++) {
       if (!eligible(i) || placed.has(i)) continue;
-      const t = breadthTier(i, room() - 1, half);
+      const t = breadthTier(i, room(), half);
       if (t !== null) {
         place(i, t);
         any = true;
@@ -292,7 +386,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   if (placed.size === 0) {
     for (let i = 0; i < n; i++) {
       if (!eligible(i)) continue;
-      const t = breadthTier(i, max, max);
+      const t = breadthTier(i, max + 1, max);
       if (t !== null) {
         place(i, t);
         break;
@@ -319,9 +413,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
           .sort((a, b) => costOf(i, a) - costOf(i, b))[0];
         if (next === undefined) continue;
         const c = costOf(i, next);
-        if (c > depthCap() || c - p.tokens > room()) continue;
-        usedTexts.delete(current);
-        spent -= p.tokens + 1;
+        if (c > depthCap() || delta(i, p.tier, next) > room()) continue;
         place(i, next);
         if (next === 'overview') fill.overview_upgrades++;
         else if (next === 'full') fill.full_upgrades++;
@@ -340,7 +432,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     for (let i = 0; i < n; i++) {
       if (!eligible(i) || placed.has(i)) continue;
       if (tiersOf[i].some((t) => costOf(i, t) <= half)) continue;
-      if (costOf(i, 'uri') + 1 <= room()) place(i, 'uri');
+      if (delta(i, null, 'uri') <= room()) place(i, 'uri');
     }
   }
 
@@ -355,15 +447,16 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   }
 
   const entries: ContextEntry[] = [];
-  const fragments: string[] = [];
   const tierCounts: Record<string, number> = {};
   for (const i of order()) {
     const p = placed.get(i)!;
     const c = slots[i].candidate;
     entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text: neutralizeEnvelope(slots[i].texts[p.tier]), origin: c.origin });
-    fragments.push(fragmentOf(slots[i], p.tier, 'strict'));
     tierCounts[p.tier] = (tierCounts[p.tier] ?? 0) + 1;
   }
+  const grouped = new Set<string>();
+  for (const g of groups.values()) if (isGrouped(g)) grouped.add(g.dir!);
+  const blockEntries = order().map((i) => ({ uri: slots[i].candidate.uri, category: slots[i].candidate.category, detail: placed.get(i)!.tier, text: slots[i].texts[placed.get(i)!.tier] }));
   const stats: PlanStats = {
     max_tokens: max,
     used_tokens: Math.max(0, spent - 1),
@@ -377,7 +470,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   };
   const result: PlanResult = {
     entries,
-    rendered: fragments.join('\n'),
+    rendered: joinPieces(layoutBlock(blockEntries, grouped)),
     stats,
     evidence: { belowFloor: fate.filter((f) => f === 'relevance_floor' || f === 'noise_floor').length, relevanceFloor: floor },
   };
@@ -390,12 +483,24 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
         rankedScore: rankedOf(slot.candidate),
         fate: fate[i]!,
         tier: placed.get(i)?.tier ?? null,
-        costs: tierCostsOf(slot, pricer, max),
+        costs: compactCostsOf(slot, pricer, max),
         cooledTurn: null,
       }),
     );
   }
   return result;
+}
+
+/** A slot's tier costs as the compact block writes it alone (its full URI), see {@link TierCosts}. */
+function compactCostsOf(slot: Slot, pricer: FragmentPricer, max: number): CandidateFate['costs'] {
+  const c = slot.candidate;
+  const at = (t: Tier) => pricer.price(compactHead(c.uri, c.uri, c.category, t), slot.texts[t], max);
+  return {
+    uri: pricer.price(compactHead(c.uri, c.uri, c.category, 'uri'), '', max),
+    abstract: slot.texts.abstract === '' ? null : at('abstract'),
+    overview: slot.texts.overview === '' ? null : at('overview'),
+    full: slot.texts.full === '' ? null : at('full'),
+  };
 }
 
 /** True when a `detail` pin applies to the slot's candidate (directories ignore pins). */

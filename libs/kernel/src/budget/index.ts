@@ -12,4 +12,5 @@ export * from './digest';
 export * from './packing';
 export * from './pricing';
 export * from './evidence';
+export * from './compact';
 export * from './assemble';

@@ -7,7 +7,7 @@ import { pyStrip } from './python';
 import type { TierTexts } from './overview';
 import { completeFragment, fragmentHead, neutralizeTags, type Neutralization } from './render';
 import { type DetailSpec, type Tier, type TierPolicy, pinFor, tierPolicy } from './tiers';
-import { type TokenizerName, countTokensWithin, estimateQuarters } from './tokens';
+import { type TokenizerName, countTokens, countTokensWithin, estimateQuarters } from './tokens';
 
 /** A ranked candidate as gathered (§3.5); field names follow the reference kernel. */
 export interface Candidate {
@@ -52,6 +52,8 @@ export class FragmentPricer {
   private readonly exact = new Map<string, number>();
   /** Largest limit each unsettled fragment is known to exceed. */
   private readonly over = new Map<string, number>();
+  /** Counts of plain lines. */
+  private readonly lines = new Map<string, number>();
 
   /**
    * @param tokenizer the request's tokenizer
@@ -62,6 +64,16 @@ export class FragmentPricer {
     readonly tokenizer: TokenizerName,
     readonly neutralization: Neutralization = 'reference',
   ) {}
+
+  /** Tokens of a plain line of markup (a group's opening or closing line), counted once. */
+  plain(text: string): number {
+    let n = this.lines.get(text);
+    if (n === undefined) {
+      n = countTokens(text, this.tokenizer);
+      this.lines.set(text, n);
+    }
+    return n;
+  }
 
   /**
    * Tokens of the fragment `head` + text (the self-closing form when `text` is `""`), or

@@ -19,14 +19,15 @@ export function escapeAttr(value: string): string {
  * - `reference`: exactly as the reference kernel (§6.1, compat): `<memory`/`</memory` followed
  *   by whitespace, `/` or `>`; one that ends the body is left as it is, since nothing follows it;
  * - `strict` (evidence): the same, and also a `<memory`/`</memory` that ends the body, which the
- *   fragment's own newline would otherwise complete into a real tag.
+ *   fragment's own newline would otherwise complete into a real tag, and the evidence block's
+ *   group tag `<memories`/`</memories` (compact.ts) in the same positions.
  */
 export type Neutralization = 'reference' | 'strict';
 
 // `<` + optional `/` + `memory` in any case, followed by Python whitespace, `/` or `>` (and,
 // strict, the end of the body).
 const FORGED_TAG = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>])`, 'gi');
-const FORGED_TAG_STRICT = new RegExp(`<(/?)memory(?=[${PY_WS_CLASS}/>]|$)`, 'gi');
+const FORGED_TAG_STRICT = new RegExp(`<(/?)(memory|memories)(?=[${PY_WS_CLASS}/>]|$)`, 'gi');
 
 // The plugins' envelope tag: `<` and an optional `/`, with any whitespace around the slash,
 // then `openviking-context` in any case, not followed by another tag-name character.
@@ -53,7 +54,8 @@ export function neutralizeEnvelope(text: string): string {
  */
 export function neutralizeTags(body: string, mode: Neutralization = 'reference'): string {
   if (!body.includes('<')) return body;
-  return neutralizeEnvelope(body.replace(mode === 'strict' ? FORGED_TAG_STRICT : FORGED_TAG, (_m, slash: string) => `<\\${slash}memory`));
+  if (mode === 'strict') return neutralizeEnvelope(body.replace(FORGED_TAG_STRICT, (_m, slash: string, word: string) => `<\\${slash}${word.toLowerCase()}`));
+  return neutralizeEnvelope(body.replace(FORGED_TAG, (_m, slash: string) => `<\\${slash}memory`));
 }
 
 /** What a fragment shows of one entry. */

@@ -1,9 +1,12 @@
 import fc from 'fast-check';
-import { EVIDENCE_MAX_CANDIDATES, EVIDENCE_RELEVANCE_RATIO, NOISE_FLOOR } from '../budget/evidence';
+import { compactFragment } from '../budget/compact';
+import { EVIDENCE_FLOOR, EVIDENCE_MAX_CANDIDATES, EVIDENCE_RELEVANCE_RATIO, NOISE_FLOOR, evidenceSearchThreshold } from '../budget/evidence';
 
-/** The floor the pool is cut at for a best ranked score (the noise floor, or a quarter of a best above 1.4). */
-const floorAt = (best: number) => (Number.isFinite(best) ? Math.max(NOISE_FLOOR, best * EVIDENCE_RELEVANCE_RATIO) : -Infinity);
-import { renderFragmentWith } from '../budget/render';
+/**
+ * The floor the pool is cut at for a best ranked score: nothing passes under a best below the
+ * noise floor; above it, the evidence floor or a quarter of the best.
+ */
+const floorAt = (best: number) => (!Number.isFinite(best) ? -Infinity : best < NOISE_FLOOR ? NOISE_FLOOR : Math.max(EVIDENCE_FLOOR, best * EVIDENCE_RELEVANCE_RATIO));
 import { countTokens } from '../budget/tokens';
 import { PURPOSE_PRESETS } from '../request/quotas';
 import { DEFAULT_OTHER_PEER_PENALTIES } from '../request/penalties';
@@ -166,9 +169,9 @@ function poolOf(k: GCase, results: ReadonlyArray<{ call: Call; returned: Doc[] }
       ] as const
     )
       .filter(([, t]) => t !== '')
-      .map(([tier, text]) => countTokens(renderFragmentWith({ uri: c.uri, category: c.category, score: c.score, detail: tier, text }, 'strict')));
+      .map(([tier, text]) => countTokens(compactFragment({ uri: c.uri, category: c.category, detail: tier, text }, c.uri)));
     const least = known.length > 0 ? Math.min(...known) : Infinity;
-    return a + 1 + (least <= max ? least : countTokens(renderFragmentWith({ uri: c.uri, category: c.category, score: c.score, detail: 'uri', text: '' }, 'strict')));
+    return a + 1 + (least <= max ? least : countTokens(compactFragment({ uri: c.uri, category: c.category, detail: 'uri', text: '' }, c.uri)));
   }, 0);
   return { pool, floor, best, cost };
 }
@@ -264,7 +267,9 @@ describe('gatherEvidence properties', () => {
         // Quotas are priors: what compat gathers (and is relevant enough) is in the pool too.
         const compat = await gatherCandidates(params(k), store(k.docs).search);
         const pool = new Set(r.candidates.map((c) => c.uri));
-        for (const c of compat.candidates) if (c.rankedScore >= floor) expect(pool.has(c.uri)).toBe(true);
+        // (Evidence searches down to its own threshold, not the client's: below it the store keeps hits back.)
+        const searched = evidenceSearchThreshold(k.threshold);
+        for (const c of compat.candidates) if (c.score >= searched && c.rankedScore >= floor) expect(pool.has(c.uri)).toBe(true);
         // One candidate per node.
         expect(pool.size).toBe(r.candidates.length);
       }),
@@ -346,6 +351,21 @@ describe('gatherEvidence examples', () => {
     const r = await gatherEvidence(params(k({ docs, excluded: [docs[0].uri], cooled: [docs[0].uri] }), true), store(docs).search);
     expect(r.candidates).toEqual([]);
     expect(r.bestScore).toBeCloseTo(0.62);
-    expect(r.fates!.map((f) => f.fate).sort()).toEqual(['cooled', 'noise_floor', 'noise_floor', 'noise_floor']);
+    // The unrelated hits are under the evidence floor, which the searches ask with: the store keeps them.
+    expect(r.fates!.map((f) => f.fate)).toEqual(['cooled']);
+  });
+
+  it('searches down to the evidence floor under a threshold at or below the noise floor, and with a stricter one as sent', async () => {
+    const docs: Doc[] = [{ uri: `${U}/memories/events/a.md`, score: 0.5, abstract: 'a', overview: '', kind: 'memory' }];
+    for (const [threshold, sent] of [
+      [null, EVIDENCE_FLOOR],
+      [0.35, EVIDENCE_FLOOR],
+      [0.2, EVIDENCE_FLOOR],
+      [0.6, 0.6],
+    ] as const) {
+      const s = store(docs);
+      await gatherEvidence({ ...params(k({ docs })), scoreThreshold: threshold }, s.search);
+      expect(new Set(s.calls.map((c) => c.call.scoreThreshold))).toEqual(new Set([sent]));
+    }
   });
 });

@@ -1,14 +1,16 @@
 /**
  * Gathering for the `evidence` packing: the same searches as compat (§3.2 flat, §3.3 bucketed,
  * peer scans, exclusions with compensating rows, the stable origin-aware sort), but the pool is
- * sized by the budget instead of a fixed count, and it is cut by a relevance floor.
+ * sized by the budget instead of a fixed count, and it is cut by the noise and evidence floors.
  *
  * 1. Round one asks every search for {@link initialEvidenceWidth} rows (the budget over a
  *    typical entry), whatever the bucket's quota: a quota is a prior for the planner, not a
  *    limit on what is found (a bucket with no hit simply holds nothing).
- * 2. Candidates are built and de-duplicated by node; candidates below the noise floor, or
- *    below the relevance floor that the best ranked score of every hit (cooled and excluded
- *    ones included) sets, leave the pool ({@link floorFate}).
+ * 2. Candidates are built and de-duplicated by node; unless the best ranked score of every hit
+ *    (cooled and excluded ones included) reaches the noise floor, every candidate leaves the
+ *    pool; otherwise those below the evidence floor, or below the share of the best, do
+ *    ({@link floorFate}). The searches run with {@link evidenceSearchThreshold}: down to the
+ *    evidence floor, or the client's stricter threshold.
  * 3. If the cheapest known text tiers of the pool (stored abstract or overview fragments, in
  *    the request's tokenizer) do not more than fill the budget, the searches that came back
  *    full and whose last hit is still above the floor run once more, wider (one extra round,
@@ -16,10 +18,10 @@
  * 4. The pool keeps at most {@link EVIDENCE_MAX_CANDIDATES} candidates: first what compat would
  *    have kept (each bucket's top `quota`, or the flat `limit`), then the best of the rest.
  */
-import { EVIDENCE_MAX_CANDIDATES, floorFate, relevanceFloor } from '../budget/evidence';
+import { EVIDENCE_MAX_CANDIDATES, evidenceSearchThreshold, floorFate, relevanceFloor } from '../budget/evidence';
 import { FragmentPricer } from '../budget/pricing';
 import { pyStrip } from '../budget/python';
-import { fragmentHead } from '../budget/render';
+import { compactHead } from '../budget/compact';
 import { resolveTokenizer } from '../budget/tokens';
 import { activeBuckets } from '../request/quotas';
 import type { QuotaKey } from '../request/types';
@@ -46,20 +48,19 @@ import {
 import { bucketContextType, categoryTargets, isMemoryBucket, withContextType, type FilterLike, type GatherFilter } from './targets';
 
 /**
- * Tokens per row of the first round: four typical entries (a short memory or an abstract with
- * its envelope is about 40 tokens). The noise floor leaves most of a budget-wide round unserved
- * (on MADial at 1600 tokens a block holds 2–6 entries above it), so the first round asks for a
- * quarter of what the budget could hold and the second widens the searches that came back full
- * above the floor: a wide first round cost every request its legs at three times the depth.
+ * Tokens per row of the first round: about one and a half typical entries (a short memory or an
+ * abstract with its compact envelope is about 40 tokens), so that the first round usually
+ * holds what the budget can serve above the evidence floor and the second round is the
+ * exception (a block of short memories at 1600 tokens holds 30–40 entries).
  */
-export const FIRST_ROUND_TOKENS_PER_ROW = 160;
+export const FIRST_ROUND_TOKENS_PER_ROW = 60;
 /** The first round never asks for fewer rows than compat's default `limit`. */
 export const MIN_EVIDENCE_WIDTH = 10;
 
 /**
  * Rows each search asks for in the first round: the budget over {@link FIRST_ROUND_TOKENS_PER_ROW},
- * between {@link MIN_EVIDENCE_WIDTH} and {@link EVIDENCE_MAX_CANDIDATES} (400 → 10, 1600 → 10,
- * 4000 → 25).
+ * between {@link MIN_EVIDENCE_WIDTH} and {@link EVIDENCE_MAX_CANDIDATES} (400 → 10, 1600 → 27,
+ * 4000 → 67).
  */
 export function initialEvidenceWidth(maxTokens: number): number {
   const max = Math.max(1, Math.trunc(Number(maxTokens)) || 1);
@@ -105,16 +106,16 @@ interface Issued<F> {
   lists: SearchLists | null;
 }
 
-/** The cheapest known text fragment of a candidate (its abstract or stored overview), else its bare URI. */
+/** The cheapest known text fragment of a candidate (its abstract or stored overview), else its bare URI, as the evidence block writes it alone. */
 export function cheapestKnownTokens(c: Pick<GatheredCandidate, 'uri' | 'category' | 'score' | 'abstract' | 'overview'>, pricer: FragmentPricer, max: number): number {
   let best = Infinity;
   for (const [tier, text] of [
     ['abstract', pyStrip(c.abstract)],
     ['overview', c.overview ?? ''],
   ] as const) {
-    if (text !== '') best = Math.min(best, pricer.price(fragmentHead(c.uri, c.category, c.score, tier), text, max));
+    if (text !== '') best = Math.min(best, pricer.price(compactHead(c.uri, c.uri, c.category, tier), text, max));
   }
-  return best <= max ? best : pricer.price(fragmentHead(c.uri, c.category, c.score, 'uri'), '', Infinity);
+  return best <= max ? best : pricer.price(compactHead(c.uri, c.uri, c.category, 'uri'), '', Infinity);
 }
 
 /**
@@ -135,7 +136,8 @@ export async function gatherEvidence<F extends FilterLike>(params: EvidenceGathe
   /** The calls of one round at width `w` (optionally only those `keep` selects, from the last round). */
   const plan = (w: number): Array<Omit<Issued<F>, 'lists'>> => {
     const out: Array<Omit<Issued<F>, 'lists'>> = [];
-    const { base, peers } = g;
+    const { peers } = g;
+    const base = { ...g.base, scoreThreshold: evidenceSearchThreshold(params.scoreThreshold) };
     if (flat) {
       for (const query of params.queries) out.push({ bucket: null, scan: false, call: { ...base, query, targetUri: '', limit: overfetch(w, n), filter: params.filter, openContext: false } });
       if (g.scanPeers) {

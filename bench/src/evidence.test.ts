@@ -35,7 +35,7 @@ describe('packList (the list-packing baseline)', () => {
   });
 
   it('packs a hit without an abstract as its bare URI', () => {
-    expect(packList([hit(1, '  ')], 1600).entries).toEqual([{ uri: uri(1), detail: 'uri' }]);
+    expect(packList([hit(1, '  ')], 1600).entries).toEqual([{ uri: uri(1), detail: 'uri', text: '' }]);
   });
 });
 
@@ -47,7 +47,8 @@ describe('scoreArm', () => {
   ];
   it('counts gold served with text for recall, gold with text over all entries for precision, and bare URIs apart', () => {
     const served = new Map<number, Served>([
-      [0, { entries: [{ uri: uri(1), detail: 'overview' }, { uri: uri(2), detail: 'uri' }, { uri: uri(9), detail: 'abstract' }], usedTokens: 100, ms: 5 }],
+      // Texts of 8 and 24 estimated tokens (4 characters a token).
+      [0, { entries: [{ uri: uri(1), detail: 'overview', text: 'x'.repeat(32) }, { uri: uri(2), detail: 'uri', text: '' }, { uri: uri(9), detail: 'abstract', text: 'y'.repeat(96) }], usedTokens: 100, ms: 5 }],
       [1, { entries: [], usedTokens: 0, ms: 7 }],
       // case 2 failed: no answer, scored as an empty block.
     ]);
@@ -60,6 +61,9 @@ describe('scoreArm', () => {
     expect(s.uriShare).toBeCloseTo(1 / 3);
     expect(s.tokens).toBeCloseTo(100 / 3);
     expect(s.p50Ms).toBe(6);
+    // Token precision: the gold entry's 8 text tokens over all 32; markup: 100 used, 32 of them text.
+    expect(s.tokenPrecision).toBeCloseTo(8 / 32);
+    expect(s.markupShare).toBeCloseTo(68 / 100);
   });
 });
 
@@ -75,6 +79,8 @@ describe('evidenceTargets', () => {
     recall,
     precision,
     precisionPerCase: precision,
+    tokenPrecision: precision,
+    markupShare: 0.1,
     tokens: 0,
     entries: 0,
     uriShare,

@@ -44,6 +44,8 @@ export const PLUGIN_THRESHOLD = 0.35;
 export interface ServedEntry {
   uri: string;
   detail: string;
+  /** Its text as served (`entries[].text`; the abstract the baseline packed). */
+  text: string;
 }
 
 /** What one request served, with its cost and time. */
@@ -67,6 +69,10 @@ export interface EvidenceRow {
   recall: number;
   /** Share of all served entries that are gold memories served with text. */
   precision: number;
+  /** Tokens of the gold entries' texts over tokens of all served texts (issue 20's precision). */
+  tokenPrecision: number;
+  /** Share of used tokens that are not entry text (tags, attributes, group lines, separators). */
+  markupShare: number;
   /** Mean per dialogue of the same share, over dialogues with at least one entry. */
   precisionPerCase: number | null;
   /** Mean tokens used (stats.used_tokens; the baseline's own count). */
@@ -140,16 +146,20 @@ export function packList(hits: readonly ListHit[], maxTokens: number): Served & 
   let used = 0;
   for (const h of hits) {
     const detail = h.abstract.trim() === '' ? 'uri' : 'abstract';
-    const cost = countTokens(renderFragment({ uri: h.uri, category: categoryOfUri(h.uri), score: h.score, detail, text: detail === 'uri' ? '' : h.abstract.trim() })) + (entries.length > 0 ? 1 : 0);
+    const text = detail === 'uri' ? '' : h.abstract.trim();
+    const cost = countTokens(renderFragment({ uri: h.uri, category: categoryOfUri(h.uri), score: h.score, detail, text })) + (entries.length > 0 ? 1 : 0);
     if (used + cost > maxTokens) break;
     used += cost;
-    entries.push({ uri: h.uri, detail });
+    entries.push({ uri: h.uri, detail, text });
   }
   return { entries, usedTokens: used, ms: 0 };
 }
 
 /** Score one arm over the dialogues (a missing answer counts as a failed, empty block). */
 export function scoreArm(cases: readonly MadialCase[], served: ReadonlyMap<number, Served>): Omit<EvidenceRow, 'lang' | 'pool' | 'split' | 'body' | 'budget' | 'arm' | 'errors'> {
+  let goldTextTokens = 0;
+  let textTokens = 0;
+  let usedTokens = 0;
   let recall = 0;
   let goldServed = 0;
   let entries = 0;
@@ -164,6 +174,14 @@ export function scoreArm(cases: readonly MadialCase[], served: ReadonlyMap<numbe
     const gold = new Set(c.relevant);
     const withText = new Set(s.entries.filter((e) => e.detail !== 'uri').map((e) => idOfUri(e.uri)).filter((id): id is number => id !== null && gold.has(id)));
     recall += gold.size > 0 ? withText.size / gold.size : 0;
+    for (const e of s.entries) {
+      if (e.detail === 'uri') continue;
+      const n = countTokens(e.text);
+      textTokens += n;
+      const id = idOfUri(e.uri);
+      if (id !== null && gold.has(id)) goldTextTokens += n;
+    }
+    usedTokens += s.usedTokens;
     goldServed += withText.size;
     entries += s.entries.length;
     uris += s.entries.filter((e) => e.detail === 'uri').length;
@@ -179,6 +197,8 @@ export function scoreArm(cases: readonly MadialCase[], served: ReadonlyMap<numbe
     cases: n,
     recall: n ? recall / n : Number.NaN,
     precision: entries ? goldServed / entries : 0,
+    tokenPrecision: textTokens ? goldTextTokens / textTokens : 0,
+    markupShare: usedTokens ? Math.max(0, usedTokens - textTokens) / usedTokens : 0,
     precisionPerCase: nonEmpty ? perCase / nonEmpty : null,
     tokens: n ? tokens / n : Number.NaN,
     entries: n ? entries / n : Number.NaN,
@@ -207,7 +227,7 @@ export function offTopicFigures(cases: readonly MadialCase[], off: ReadonlyMap<n
 }
 
 interface ContextBody {
-  result?: { entries?: Array<{ uri: string; detail: string }>; stats?: { used_tokens?: number } };
+  result?: { entries?: Array<{ uri: string; detail: string; text?: string }>; stats?: { used_tokens?: number } };
 }
 
 /** Options of {@link measureEvidence}. */
@@ -264,7 +284,7 @@ export async function measureEvidence(client: JsonClient, dir: string, opts: Evi
           return null;
         }
         const res = (r.body as ContextBody).result ?? {};
-        return { entries: (res.entries ?? []).map((e) => ({ uri: e.uri, detail: e.detail })), usedTokens: res.stats?.used_tokens ?? 0, ms: r.ms };
+        return { entries: (res.entries ?? []).map((e) => ({ uri: e.uri, detail: e.detail, text: e.text ?? '' })), usedTokens: res.stats?.used_tokens ?? 0, ms: r.ms };
       };
       const push = (body: EvidenceBody, budget: number, arm: EvidenceArm, served: ReadonlyMap<number, Served>, errors: number) => {
         for (const split of ['all', 'heldout'] as const) {
@@ -348,6 +368,7 @@ export async function measureEvidence(client: JsonClient, dir: string, opts: Evi
       `{query, mode, purpose:"coding", score_threshold:${PLUGIN_THRESHOLD}, max_tokens, session_id (new per request), dedup_turns:5} and the bare body {query, mode, max_tokens}, ` +
       'packing compat and evidence in turn (order alternating per dialogue), sequentially; baseline = /find {query, limit:50} with the body\'s threshold, packed in rank order as ' +
       '§6.1 abstract fragments until the next does not fit; recall = mean share of gold ids served with text; precision = gold entries with text / all entries served; ' +
+      'token precision = tokens of gold entries\' texts / tokens of all served texts; markup share = (used tokens − text tokens) / used tokens (estimate); ' +
       `arm "default" = the body without packing (the server's default) at ${OFF_TOPIC_BUDGET} tokens; split "heldout" = dialogues with index % 3 == 0 (the relevance score's held-out split); ` +
       `off-topic = every dialogue of the per-user pool asked as the other user (nothing there is relevant) at ${OFF_TOPIC_BUDGET} tokens, tokens and empty blocks beside the same configuration on-topic`,
     rows,

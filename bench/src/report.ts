@@ -268,6 +268,39 @@ export function evidenceTargets(e: EvidenceReport | undefined): TargetRow[] {
     atLeast('evidence-precision', 'evidence precision ≥ the list-packing baseline', gap('precision'), 0, 'Δ precision (min)', `gold entries with text / entries served; ${worst('precision')}`),
     atMost('evidence-p50', 'evidence p50 ≤ 1.2 × compat on the same requests', e?.latency.ratio, 1.2, '×', 'every context request of the section, compat and evidence alternating'),
     ...noiseFloorTargets(rows, e?.offTopic ?? []),
+    ...beatTheListTargets(rows),
+  ];
+}
+
+/**
+ * Issue 20's targets, on the held-out split (per-user pool, both languages and bodies): evidence
+ * recall ≥ 1.15 × the list's at 400 and 1600 tokens and ≥ 1.05 × at 4000, markup ≤ 20 % of the
+ * used tokens at 1600, and a token precision (gold text over served text) not below the list's.
+ */
+export function beatTheListTargets(rows: readonly EvidenceRow[]): TargetRow[] {
+  const ev = rows.filter((x) => x.arm === 'evidence' && x.pool === 'user');
+  const ratio = (budgets: readonly number[]) => {
+    const v = ev
+      .filter((x) => budgets.includes(x.budget))
+      .map((x) => {
+        const b = evidenceRow(rows, x, 'baseline');
+        return b && b.recall > 0 ? x.recall / b.recall : null;
+      })
+      .filter((x): x is number => x !== null && Number.isFinite(x));
+    return v.length ? Math.min(...v) : null;
+  };
+  const markup = ev.filter((x) => x.budget === 1600).map((x) => x.markupShare);
+  const precisionGap = ev
+    .map((x) => {
+      const b = evidenceRow(rows, x, 'baseline');
+      return b ? x.tokenPrecision - b.tokenPrecision : null;
+    })
+    .filter((x): x is number => x !== null && Number.isFinite(x));
+  return [
+    atLeast('beat-list-recall', 'evidence recall ≥ 1.15 × the list at 400 and 1600 tokens (held-out, per-user pool)', ratio([400, 1600]), 1.15, '× list (min)', 'both languages and bodies'),
+    atLeast('beat-list-recall-4000', 'evidence recall ≥ 1.05 × the list at 4000 tokens', ratio([4000]), 1.05, '× list (min)', 'both languages and bodies'),
+    atMost('markup-share', 'markup ≤ 20 % of used tokens at 1600 (evidence)', markup.length ? Math.max(...markup) : null, 0.2, 'share (max)', 'tags, attributes, group lines and separators over stats.used_tokens'),
+    atLeast('token-precision', 'evidence token precision ≥ the list\'s', precisionGap.length ? Math.min(...precisionGap) : null, 0, 'Δ (min)', 'tokens of gold texts over tokens of served texts'),
   ];
 }
 
@@ -343,11 +376,11 @@ export function offTopicRows(r: BenchReport): string[][] {
 
 /** Rows of the evidence table. */
 export function evidenceRows(r: BenchReport): string[][] {
-  const rows: string[][] = [['lang', 'pool', 'split', 'body', 'budget', 'packing', 'recall', 'precision', 'tokens used', 'entries', 'bare URIs', 'p50 ms']];
+  const rows: string[][] = [['lang', 'pool', 'split', 'body', 'budget', 'packing', 'recall', 'precision', 'token precision', 'markup', 'tokens used', 'entries', 'bare URIs', 'p50 ms']];
   const all = r.evidence?.rows ?? [];
   const shown = all.some((x) => x.split === 'heldout') ? all.filter((x) => x.split === 'heldout') : all;
   for (const x of shown) {
-    rows.push([x.lang, x.pool, x.split ?? 'all', x.body, String(x.budget), x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.recall, 3), fmt(x.precision, 3), fmt(x.tokens), fmt(x.entries), `${fmt(100 * x.uriShare, 1)} %`, fmt(x.p50Ms)]);
+    rows.push([x.lang, x.pool, x.split ?? 'all', x.body, String(x.budget), x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.recall, 3), fmt(x.precision, 3), fmt(x.tokenPrecision, 3), x.markupShare === undefined ? '–' : `${fmt(100 * x.markupShare, 0)} %`, fmt(x.tokens), fmt(x.entries), `${fmt(100 * x.uriShare, 1)} %`, fmt(x.p50Ms)]);
   }
   return rows;
 }

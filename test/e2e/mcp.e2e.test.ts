@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { parseCompactBlock } from '@ctxmesh/kernel';
 import { silentLogger } from '@ctxmesh/runtime';
 import { startMesh, type Mesh } from '../../apps/ctxmesh/src/mesh';
 
@@ -71,7 +72,8 @@ describe('MCP over the mesh', () => {
     const res = await client.callTool({ name: 'search', arguments: { query: 'what did we deploy?', mode: 'context', purpose: 'coding' } });
     expect((res as ToolResult).isError).toBeFalsy();
     const block = textOf(res);
-    const cited = [...block.matchAll(/<memory uri="([^"]+)" type="([a-z]+)" score="\d\.\d\d" detail="[a-z]+"/g)].map((m) => m[1]);
+    // Read by the block's grammar (context-contract §10.6): full URIs, a group's base joined.
+    const cited = parseCompactBlock(block).entries.map((e) => e.uri);
     expect(cited).toContain(EVENT);
     expect(cited).toContain('viking://resources/docs/deploy-runbook.md');
     expect(block).toContain('We deploy: deployed the billing service');

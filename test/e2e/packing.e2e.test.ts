@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '@ctxmesh/runtime';
 import { startMesh, type Mesh } from '@ctxmesh/ctxmesh';
-import { estimateTokens } from '@ctxmesh/kernel';
+import { estimateTokens, parseCompactBlock } from '@ctxmesh/kernel';
 
 interface Entry {
   uri: string;
@@ -112,8 +112,9 @@ describe('packing through the mesh (compat server)', () => {
     // Breadth at the cheapest text: the summaries, not bare URIs.
     expect(r.entries.filter((e) => e.detail === 'uri')).toEqual([]);
     expect(r.entries.some((e) => e.detail === 'overview' && /^We deployed /.test(e.text))).toBe(true);
+    const cited = parseCompactBlock(r.rendered).entries.map((x) => x.uri);
     for (const e of r.entries) {
-      expect(r.rendered).toContain(`<memory uri="${e.uri}"`);
+      expect(cited).toContain(e.uri);
       expect(estimateTokens(e.text)).toBeLessThanOrEqual(r.stats.max_tokens / 2);
     }
     expect(new Set(r.entries.map((e) => e.uri)).size).toBe(r.entries.length);

@@ -14,6 +14,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseCompactBlock } from '@ctxmesh/kernel';
 import { silentLogger, type Env } from '@ctxmesh/runtime';
 import { eventually } from '@ctxmesh/testing';
 import { startMesh, type Mesh } from '../../apps/ctxmesh/src/mesh';
@@ -140,6 +141,7 @@ class FakeModel {
   /** Bullets citing the first two `<memory uri=…>` of the prompt, with each one's first text line. */
   static citedDigest(prompt: string): string {
     const out: string[] = [];
+    // The digest prompt shows every URI in full (an evidence block's groups are expanded).
     for (const m of prompt.matchAll(/<memory uri="([^"]+)"[^>]*>\n([^\n]*)/g)) {
       if (out.length === 2) break;
       out.push(`- ${m[2].replace(/^#+\s*/, '')} source: ${m[1]}`);
@@ -618,11 +620,13 @@ async function codexListFallback(base: string, cfg: CodexConfig, prompt: string,
 // ---------------------------------------------------------------------------------------------
 // Shared assertions
 
-const RENDERED_TAG = /<memory uri="([^"]+)" type="([a-z]+)" score="(\d\.\d\d)" detail="(uri|abstract|overview|full)"/g;
-
-/** Every `<memory uri=…>` of `rendered`, and a check that each is listed in `entries[].uri`. */
+/**
+ * Every entry `rendered` cites, read by the block's grammar (context-contract §10.6: full URIs,
+ * a group's base joined; a compat block reads the same way), and a check that each is listed in
+ * `entries[].uri`.
+ */
 function citedUris(result: { rendered: string; entries: Array<{ uri: string }> }): string[] {
-  const uris = [...result.rendered.matchAll(RENDERED_TAG)].map((m) => m[1]);
+  const uris = parseCompactBlock(result.rendered).entries.map((e) => e.uri);
   const listed = result.entries.map((e) => e.uri);
   for (const u of uris) expect(listed).toContain(u);
   return uris;
@@ -708,7 +712,7 @@ describe('plugins against the mesh without a model', () => {
     expect(r.stats).not.toHaveProperty('rewrite_engine');
     expect(r.digest).toBe('');
     expect(additionalContext(run.stdout)).toBe(wrapContext(r.rendered.trim()));
-    expect(r.rendered).toContain(`<memory uri="${EVENT}"`);
+    expect(citedUris(r)).toContain(EVENT);
   });
 
   it('Claude Code, compress "server": rewrite true gets the extractive digest, which is injected with its citations', async () => {
@@ -812,7 +816,8 @@ describe('plugins against the mesh without a model', () => {
     expect(r.stats.max_tokens).toBe(1250);
     expect(r.stats.score_threshold).toBe(0.35);
     expect(citedUris(r)).toContain(EVENT);
-    expect(wrapContext(r.rendered.trim())).toContain(`<memory uri="${EVENT}" type="events"`);
+    expect(parseCompactBlock(r.rendered.trim()).entries.find((e) => e.uri === EVENT)?.category).toBe('events');
+    expect(wrapContext(r.rendered.trim())).toContain(r.rendered.trim());
 
     // Codex's variant (compression off: 6500 chars) and the peer-scope retry body.
     const codexSent: Sent[] = [];
@@ -1010,7 +1015,7 @@ describe('plugins against the mesh with a scripted model', () => {
     expect(r.stats.rewrite).toBe('timeout');
     expect(r.stats.rewrite_usage).toBeNull();
     expect(r.digest).toBe('');
-    expect(r.rendered).toContain(`<memory uri="${EVENT}"`);
+    expect(citedUris(r)).toContain(EVENT);
     expect(additionalContext(run.stdout)).toBe(wrapContext(r.rendered.trim()));
     expect(await eventually(() => model.requests.find((q) => q.kind === 'digest')?.aborted)).toBe(true);
   }, 30_000);

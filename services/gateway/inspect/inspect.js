@@ -160,7 +160,7 @@ function drawBudget(entries, explain, stats) {
   /** @type {import("./view.js").Segment[]} */
   let segments;
   try {
-    segments = budgetSegments(entries, explain.candidates);
+    segments = budgetSegments(entries, explain.candidates, explain.account ?? null);
   } catch (e) {
     showError(/** @type {Error} */ (e).message);
     segments = [];

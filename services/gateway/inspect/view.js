@@ -92,15 +92,31 @@ export function contextBody(s) {
 /**
  * The budget bar: one segment per entry of the block, sized by the tokens of its fragment at
  * the served tier (from `explain`), and the one-token separator before every entry but the
- * first, so the segments add up to `stats.used_tokens`.
+ * first, so the segments add up to `stats.used_tokens`. With the block's token account
+ * (`explain.account`, issue 20) each entry is sized by what it took in the block as written,
+ * and one separator segment holds the group lines and separators, so a compact block with
+ * groups adds up too.
  * @param {Array<{ uri: string, detail: string }>} entries the block's entries, in order
  * @param {ExplainRow[]} rows `explain.candidates`
+ * @param {{ used_tokens: number, entries: Array<{ uri: string, text_tokens: number, markup_tokens: number }> } | null} [account]
  * @returns {Segment[]}
  * @throws Error when an entry has no served row with a token count (the answer is inconsistent)
  */
-export function budgetSegments(entries, rows) {
+export function budgetSegments(entries, rows, account = null) {
   /** @type {Segment[]} */
   const out = [];
+  if (account) {
+    const byUri = new Map(account.entries.map((a) => [a.uri, a.text_tokens + a.markup_tokens]));
+    let sum = 0;
+    entries.forEach((e, index) => {
+      const tokens = byUri.get(e.uri);
+      if (typeof tokens !== 'number') throw new Error(`entry ${e.uri} is not in the token account`);
+      sum += tokens;
+      out.push({ kind: 'entry', index, uri: e.uri, tier: e.detail, tokens });
+    });
+    if (account.used_tokens > sum) out.push({ kind: 'separator', tokens: account.used_tokens - sum });
+    return out;
+  }
   const served = rows.filter((r) => r.reason === 'served');
   entries.forEach((e, index) => {
     const row = served.find((r) => r.uri === e.uri && r.tier === e.detail);

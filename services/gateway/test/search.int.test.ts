@@ -1,6 +1,7 @@
 /** Search routes over real gRPC fakes of the orchestrator (context-contract §1). */
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { countTokens } from '@ctxmesh/kernel';
 import { common, type orchestrator } from '@ctxmesh/proto';
 import { Code, CtxError } from '@ctxmesh/rpc';
 import { eventually } from '@ctxmesh/testing';
@@ -121,7 +122,11 @@ describe('POST /api/v1/search/find', () => {
 });
 
 describe('explain (issue 14)', () => {
-  const EXPLAIN = { trace_id: null, packing: 'compat', stages: [{ stage: 'gather', outcome: 'ok', start_ms: 0.4, ms: 3.1 }], fill: { floor_tokens: 20, upgrade_tokens: 0 }, candidates: [] };
+  // The block's token account: one compat fragment, its text against its tags (issue 20).
+  const used = countTokens(RENDERED);
+  const text = countTokens('HTTP API reference.');
+  const account = { used_tokens: used, text_tokens: text, markup_tokens: used - text, markup_share: (used - text) / used, entries: [{ uri: 'viking://resources/docs/api.md', text_tokens: text, markup_tokens: used - text }] };
+  const EXPLAIN = { trace_id: null, packing: 'compat', stages: [{ stage: 'gather', outcome: 'ok', start_ms: 0.4, ms: 3.1 }], fill: { floor_tokens: 20, upgrade_tokens: 0 }, account, candidates: [] };
   const EXPLAIN_MSG: orchestrator.ContextExplain = { traceId: '', packing: 'compat', stages: [{ stage: 'gather', outcome: 'ok', startMs: 0.4, ms: 3.1, reason: '' }], floorTokens: 20, upgradeTokens: 0, candidates: [] };
 
   it.each([

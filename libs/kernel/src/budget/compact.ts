@@ -5,15 +5,15 @@
  *     block  = item *( "\n" item )
  *     item   = entry / group
  *     group  = '<memories base="' BASE '">' "\n" entry 1*( "\n" entry ) "\n" '</memories>'
- *     entry  = open "\n" TEXT "\n" '</memory>' / open-head ' />'
+ *     entry  = open "\n" TEXT "\n" '</memory>' / open-head ' />'   ; the latter a bare URI
  *     open   = open-head ">"
  *     open-head = '<memory uri="' URI '"' [ ' type="' CATEGORY '"' ] [ ' detail="' TIER '"' ]
  *
  * - Inside a group, `URI` is relative: the entry's full URI is `BASE` + `URI` (`BASE` ends with
  *   `/`, `URI` holds no `/`). Outside a group, `URI` is the full `viking://` URI.
  * - `type` is present only when the entry's category is not the one its URI names
- *   ({@link categoryOfUri}); `detail` only when the tier is not `abstract`; the self-closing
- *   form is a bare URI (`detail="uri"`).
+ *   ({@link categoryOfUri}); `detail` only when the tier is `overview` or `full`; the
+ *   self-closing form is a bare URI (tier `uri`).
  * - Attribute values are escaped as §6.1 escapes them; bodies are neutralised strictly, and a
  *   `<memories`/`</memories` in a body is defused like `<memory` (`<\memories`), so the only
  *   real tags are the block's own.
@@ -25,7 +25,7 @@
  */
 import type { Category } from '../uri';
 import { categoryOfUri } from '../uri';
-import { escapeAttr, neutralizeTags } from './render';
+import { type FragmentInput, escapeAttr, neutralizeTags, renderFragment } from './render';
 import type { Tier } from './tiers';
 import { countTokens } from './tokens';
 
@@ -61,7 +61,8 @@ export function groupOpen(base: string): string {
 export function compactHead(written: string, fullUri: string, category: string, tier: Tier): string {
   let head = `<memory uri="${escapeAttr(written)}"`;
   if (categoryOfUri(fullUri) !== (category as Category)) head += ` type="${escapeAttr(category)}"`;
-  if (tier !== COMPACT_DEFAULT_DETAIL) head += ` detail="${tier}"`;
+  // The self-closing form says `uri` by itself.
+  if (tier !== COMPACT_DEFAULT_DETAIL && tier !== 'uri') head += ` detail="${tier}"`;
   return head;
 }
 
@@ -175,7 +176,7 @@ export function parseCompactBlock(rendered: string): ParsedBlock {
     const written = attrs.get('uri');
     if (written === undefined) throw new Error(`line ${i + 1}: an entry without uri`);
     const uri = base === null ? written : base + written;
-    const detail = (attrs.get('detail') ?? COMPACT_DEFAULT_DETAIL) as Tier;
+    const detail = (head[2] ? 'uri' : (attrs.get('detail') ?? COMPACT_DEFAULT_DETAIL)) as Tier;
     const category = attrs.get('type') ?? categoryOfUri(uri);
     let text = '';
     let fragment = line;
@@ -217,6 +218,29 @@ export function compactTokenAccount(rendered: string, tokenizer = 'estimate'): T
     return { uri: e.uri, text, markup: Math.max(0, countTokens(e.fragment, tokenizer) - text) };
   });
   const used = pieces.reduce((a, p) => a + countTokens(p.text, tokenizer), 0) + Math.max(0, pieces.length - 1);
+  const text = perEntry.reduce((a, e) => a + e.text, 0);
+  return { used, text, markup: used - text, entries: perEntry };
+}
+
+/**
+ * The token account of a served block in either packing: the compact block's own (evidence),
+ * or, for compat, each entry's §6.1 fragment against its text. A block that does not parse
+ * (a digest in its place, say) has no account: null.
+ */
+export function blockTokenAccount(rendered: string, entries: ReadonlyArray<FragmentInput>, packing: string, tokenizer = 'estimate'): TokenAccount | null {
+  const tok = tokenizer === '' ? 'estimate' : tokenizer;
+  if (packing === 'evidence') {
+    try {
+      return compactTokenAccount(rendered, tok);
+    } catch {
+      return null;
+    }
+  }
+  const perEntry = entries.map((e) => {
+    const text = e.text === '' ? 0 : countTokens(neutralizeTags(e.text), tok);
+    return { uri: e.uri, text, markup: Math.max(0, countTokens(renderFragment(e), tok) - text) };
+  });
+  const used = perEntry.reduce((a, e) => a + e.text + e.markup, 0) + Math.max(0, perEntry.length - 1);
   const text = perEntry.reduce((a, e) => a + e.text, 0);
   return { used, text, markup: used - text, entries: perEntry };
 }

@@ -19,7 +19,7 @@ describe('contextExplainJson', () => {
     };
     expect(JSON.stringify(contextExplainJson(e))).toBe(
       '{"trace_id":null,"packing":"evidence","stages":[{"stage":"gather","outcome":"ok","start_ms":0.4,"ms":3.1},' +
-        '{"stage":"rerank","outcome":"skipped","start_ms":3.5,"ms":0,"reason":"NOT_CONFIGURED"}],"fill":{"floor_tokens":40,"upgrade_tokens":12},' +
+        '{"stage":"rerank","outcome":"skipped","start_ms":3.5,"ms":0,"reason":"NOT_CONFIGURED"}],"fill":{"floor_tokens":40,"upgrade_tokens":12},"account":null,' +
         '"candidates":[{"rank":1,"uri":"viking://a","category":"events","origin":"self","score":0.7,"ranked_score":0.7,"tier":"overview",' +
         '"tokens":{"uri":9,"abstract":14,"overview":30,"full":null},"reason":"served"},' +
         '{"rank":null,"uri":"viking://b","category":"resources","origin":null,"score":0.5,"ranked_score":null,"tier":null,' +

@@ -3,6 +3,7 @@
  * `RetrieveExplain`: the JSON keys and their order, and null where the message leaves a field
  * empty.
  */
+import type { TokenAccount } from '@ctxmesh/kernel';
 import type { orchestrator } from '@ctxmesh/proto';
 import { jsonNumber } from './stats';
 
@@ -31,12 +32,29 @@ export interface ContextExplainRowJson {
   cooled_turn?: number;
 }
 
+/**
+ * Where the block's tokens went (issue 20): per served entry in the order `rendered` writes
+ * them, text tokens against markup (tags, attributes, its separator-free envelope); for the block,
+ * the group lines and separators count as markup too. Counted in the request's tokenizer;
+ * `used_tokens` equals `stats.used_tokens` when `rendered` is the block served.
+ */
+export interface TokenAccountJson {
+  used_tokens: number;
+  text_tokens: number;
+  markup_tokens: number;
+  /** markup_tokens / used_tokens (0 for an empty block). */
+  markup_share: number;
+  entries: Array<{ uri: string; text_tokens: number; markup_tokens: number }>;
+}
+
 /** A context answer's `explain`. */
 export interface ContextExplainJson {
   trace_id: string | null;
   packing: string;
   stages: ExplainStageJson[];
   fill: { floor_tokens: number; upgrade_tokens: number };
+  /** Null when the block cannot be accounted for (nothing rendered, or a digest instead). */
+  account: TokenAccountJson | null;
   candidates: ContextExplainRowJson[];
 }
 
@@ -90,13 +108,26 @@ function contextRow(r: orchestrator.ContextExplainRow): ContextExplainRowJson {
   return out;
 }
 
-/** A context answer's `explain` object. */
-export function contextExplainJson(e: orchestrator.ContextExplain): ContextExplainJson {
+/** The JSON of a kernel token account. */
+export function tokenAccountJson(a: TokenAccount | null): TokenAccountJson | null {
+  if (!a) return null;
+  return {
+    used_tokens: a.used,
+    text_tokens: a.text,
+    markup_tokens: a.markup,
+    markup_share: a.used > 0 ? a.markup / a.used : 0,
+    entries: a.entries.map((x) => ({ uri: x.uri, text_tokens: x.text, markup_tokens: x.markup })),
+  };
+}
+
+/** A context answer's `explain` object (`account`: the served block's token account, see {@link TokenAccountJson}). */
+export function contextExplainJson(e: orchestrator.ContextExplain, account: TokenAccount | null = null): ContextExplainJson {
   return {
     trace_id: e.traceId || null,
     packing: e.packing,
     stages: e.stages.map(stageJson),
     fill: { floor_tokens: e.floorTokens, upgrade_tokens: e.upgradeTokens },
+    account: tokenAccountJson(account),
     candidates: e.candidates.map(contextRow),
   };
 }

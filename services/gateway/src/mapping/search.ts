@@ -2,7 +2,7 @@
  * Pure mapping between the validated search parameters (`../domain`) and the orchestrator's
  * messages, and from its answers to the exact `result` objects of context-contract §1.6.
  */
-import { CATEGORIES, detailToWire, type DeprecatedStats } from '@ctxmesh/kernel';
+import { CATEGORIES, blockTokenAccount, detailToWire, type DeprecatedStats, type Tier } from '@ctxmesh/kernel';
 import type { orchestrator } from '@ctxmesh/proto';
 import type { Caller, ContextParams, FindParams } from '../domain';
 import { contextExplainJson, type ContextExplainJson } from './explain';
@@ -159,6 +159,11 @@ export function contextResult(res: orchestrator.AssembleContextResponse, shaping
     digest: res.digest,
     stats,
   };
-  if (res.explain) out.explain = contextExplainJson(res.explain);
+  if (res.explain) {
+    // The account of the block as served: `rendered` when it was rendered and no digest replaced it.
+    const packing = res.stats?.packing || res.explain.packing;
+    const account = res.rendered !== '' ? blockTokenAccount(res.rendered, res.entries.map((e) => ({ uri: e.uri, category: e.category, score: e.score, detail: e.detail as Tier, text: e.text })), packing, res.stats?.tokenizer ?? '') : null;
+    out.explain = contextExplainJson(res.explain, account);
+  }
   return out;
 }

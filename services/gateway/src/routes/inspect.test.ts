@@ -5,7 +5,7 @@ interface View {
   stateFromQuery(search: string): Record<string, string>;
   queryFromState(state: Record<string, string>): string;
   contextBody(state: Record<string, string>): Record<string, unknown>;
-  budgetSegments(entries: Array<{ uri: string; detail: string }>, rows: Row[]): Array<{ kind: string; tokens: number; uri?: string }>;
+  budgetSegments(entries: Array<{ uri: string; detail: string }>, rows: Row[], account?: { used_tokens: number; entries: Array<{ uri: string; text_tokens: number; markup_tokens: number }> } | null): Array<{ kind: string; tokens: number; uri?: string }>;
   timeline(stages: Array<{ stage: string; outcome: string; start_ms: number; ms: number }>): Array<{ left: number; width: number }>;
   reasonText(row: Row): string;
 }
@@ -41,6 +41,18 @@ describe('inspector view helpers', () => {
       { kind: 'entry', index: 1, uri: 'b', tier: 'full', tokens: 70 },
     ]);
     expect(() => view.budgetSegments([{ uri: 'x', detail: 'abstract' }], rows)).toThrow(/no served row/);
+  });
+
+  it('sizes entries by the token account when explain has one, group lines and separators in one segment', () => {
+    const account = { used_tokens: 100, entries: [{ uri: 'b', text_tokens: 30, markup_tokens: 5 }, { uri: 'a', text_tokens: 40, markup_tokens: 6 }] };
+    const segs = view.budgetSegments([{ uri: 'a', detail: 'abstract' }, { uri: 'b', detail: 'full' }], [], account);
+    expect(segs).toEqual([
+      { kind: 'entry', index: 0, uri: 'a', tier: 'abstract', tokens: 46 },
+      { kind: 'entry', index: 1, uri: 'b', tier: 'full', tokens: 35 },
+      { kind: 'separator', tokens: 19 },
+    ]);
+    expect(segs.reduce((n, x) => n + x.tokens, 0)).toBe(100);
+    expect(() => view.budgetSegments([{ uri: 'z', detail: 'abstract' }], [], account)).toThrow(/token account/);
   });
 
   it('lays stages on one time line and names a cooled URI with its turn', () => {

@@ -53,6 +53,15 @@ describe('digestContext', () => {
       '<memory uri="viking://a">\nt\n</memory>\n<memory uri="viking://b">\nu\n</memory>',
     );
   });
+
+  it('shows an evidence block with groups with every URI in full, so the model cites what the allowlist holds', () => {
+    const block = ['<memories base="viking://user/u/memories/events/">', '<memory uri="a.md">', 'one', '</memory>', '<memory uri="b.md" detail="overview">', 'two', '</memory>', '</memories>', '<memory uri="viking://resources/r.md" />'].join('\n');
+    expect(digestContext(block, [])).toBe(
+      '<memory uri="viking://user/u/memories/events/a.md">\none\n</memory>\n<memory uri="viking://user/u/memories/events/b.md" detail="overview">\ntwo\n</memory>\n<memory uri="viking://resources/r.md" />',
+    );
+    // A block without groups is shown as it is.
+    expect(digestContext('<memory uri="viking://resources/r.md">\nx\n</memory>', [])).toBe('<memory uri="viking://resources/r.md">\nx\n</memory>');
+  });
 });
 
 describe('buildQueryRewritePrompt', () => {

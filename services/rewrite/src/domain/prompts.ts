@@ -3,7 +3,7 @@
  * (§8.2, variables `query`, `rendered`, `max_bullets`) and retrieve's query rewrite. Written
  * for this project from the contract; each returns the chat messages to send.
  */
-import { codePointLength, codePointPrefix } from '@ctxmesh/kernel';
+import { codePointLength, codePointPrefix, escapeAttr, parseCompactBlock } from '@ctxmesh/kernel';
 
 /** One chat message. */
 export interface PromptMessage {
@@ -81,9 +81,20 @@ export interface SourceText {
 /**
  * The context shown to the digest model: `rendered` as is, or, when it is blank, the
  * entries as `<memory uri="…">text</memory>` blocks so the model still sees the URIs to cite.
+ * An evidence block with groups (context-contract §10.6) is shown with every URI in full, so
+ * the model copies citations the allowlist knows, not names relative to a group's base.
  */
 export function digestContext(rendered: string, sources: SourceText[]): string {
-  if (rendered.trim()) return rendered;
+  if (rendered.trim()) {
+    if (!rendered.includes('<memories base="')) return rendered;
+    try {
+      return parseCompactBlock(rendered)
+        .entries.map((e) => `<memory uri="${escapeAttr(e.uri)}"${e.detail === 'abstract' || e.detail === 'uri' ? '' : ` detail="${e.detail}"`}${e.text === '' ? ' />' : `>\n${e.text}\n</memory>`}`)
+        .join('\n');
+    } catch {
+      return rendered;
+    }
+  }
   return sources.map((s) => `<memory uri="${s.uri}">\n${s.text}\n</memory>`).join('\n');
 }
 

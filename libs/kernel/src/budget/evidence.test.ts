@@ -497,8 +497,8 @@ describe('planEvidence examples', () => {
       ['other.md', 'abstract'],
     ]);
     // Without room for the pointer after the text, there is no pointer.
-    const tight = planEvidence(items, 50, null);
-    expect(tight.entries.map((e) => e.detail)).not.toContain('uri');
+    const tight = planEvidence(items, 44, null);
+    expect(tight.entries.map((e) => e.detail)).toEqual(['abstract', 'abstract']);
     expect(r.fates).toBeUndefined();
   });
 

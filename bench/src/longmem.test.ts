@@ -1,7 +1,8 @@
 import { countTokens } from '@ctxmesh/kernel';
 import type { ListHit } from './evidence';
-import { baselineServed, goldTokensFound, offTopicFigures, scoreLongmem, servedFromContext, sessionUri, shapeAccount, shapeWrites, spanRecall, turnUri, type LongmemServed } from './longmem';
+import { baselineServed, goldTokensFound, offTopicFigures, scoreLongmem, servedFromContext, sessionUri, shapeAccount, shapeWrites, spanRecall, turnUri, type LongmemReport, type LongmemRow, type LongmemServed } from './longmem';
 import { generateLongmem, turnLines, turnsOf, type LongmemQuestion } from './longmem-data';
+import { longmemOffTopicRows, longmemRows, markdownSummary, type BenchReport } from './report';
 
 const question = (id: string, kind: LongmemQuestion['kind'], spans: string[], staleSpans: string[] = []): LongmemQuestion => ({
   id,
@@ -119,5 +120,44 @@ describe('shapeWrites', () => {
     expect(w[1]!.uri).toBe(`viking://user/${u.id}/memories/events/sessions/${u.sessions[1]!.date}.md`);
     expect(w[1]!.content.startsWith(`## ${u.sessions[1]!.date}\n\n`)).toBe(true);
     for (const t of u.sessions[1]!.turns) for (const line of turnLines('en', t)) expect(w[1]!.content).toContain(line);
+  });
+});
+
+describe('longmemRows', () => {
+  const row = (split: LongmemRow['split'], arm: LongmemRow['arm'], recall: number): LongmemRow => ({
+    shape: 'turns',
+    lang: 'en',
+    split,
+    body: 'bare',
+    budget: 1600,
+    arm,
+    questions: 10,
+    recall,
+    recallByKind: { single: recall, 'two-turn': 0.25, corrected: null },
+    precision: 0.125,
+    markupShare: 0.4,
+    staleShare: 0.5,
+    staleQuestions: 2,
+    tokens: 600,
+    entries: 8,
+    p50Ms: 5.5,
+    errors: 0,
+  });
+  const longmem: LongmemReport = {
+    protocol: 'p',
+    data: { seed: 1, users: 8, turns: 2560, questions: 200, heldout: 66, writes: 2624, writeErrors: 0 },
+    rows: [row('all', 'baseline', 0.9), row('heldout', 'baseline', 0.5), row('heldout', 'evidence', 0.75)],
+    offTopic: [{ shape: 'turns', lang: 'en', split: 'heldout', body: 'bare', arm: 'evidence', questions: 10, tokens: 30, onTokens: 600, ratio: 0.05, empty: 0.9, onEmpty: 0, errors: 0 }],
+    latency: { compatP50: 5, evidenceP50: 5, ratio: 1 },
+  };
+  const report = { meta: { mode: 'quick', startedAt: 'x', node: 'v20', cpus: 2, loadAvgStart: [1, 1, 1], gitCommit: 'abc', sizes: [], queries: 0, argv: [] }, corpus: { seed: 1 }, sizes: {}, notes: [], failures: {}, longmem } as BenchReport;
+
+  it('shows the held-out rows with recall per kind, stale share, precision and markup share', () => {
+    const rows = longmemRows(report);
+    expect(rows).toHaveLength(3);
+    expect(rows[1]).toEqual(['turns', 'en', 'heldout', 'bare', '1600', 'list baseline', '0.500', '0.250', '–', '50 %', '0.125', '0.400', '600', '8', '5.50']);
+    expect(rows[2]![5]).toBe('evidence');
+    expect(longmemOffTopicRows(report)[1]).toEqual(['turns', 'en', 'heldout', 'bare', 'evidence', '30', '600', '0.050', '90 %', '0 %']);
+    expect(markdownSummary(report)).toContain('| turns | en | heldout | bare | 1600 | evidence | 0.750 |');
   });
 });

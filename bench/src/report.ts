@@ -9,6 +9,7 @@ import type { EvidenceReport, EvidenceRow, OffTopicRow } from './evidence';
 import type { HooksResult } from './hooks';
 import type { IngestResult } from './ingest';
 import type { HopCosts, LatencyResult, StoreLegs } from './latency';
+import type { LongmemReport } from './longmem';
 import type { MadialReport } from './madial';
 import type { SessionRescueResult } from './sessions';
 import type { AnnMeasurement, LexicalAlternatives } from './search-engines';
@@ -94,6 +95,8 @@ export interface BenchReport {
   madial?: MadialReport;
   /** Evidence recall of both packings on MADial, beside the list baseline. */
   evidence?: EvidenceReport;
+  /** Long-memory context quality on synthetic multi-session conversations (`longmem` section). */
+  longmem?: LongmemReport;
   /** The relevance score's fit and its held-out calibration (issue 19). */
   calibration?: CalibrationReport;
   startup?: { runs: StartupRun[]; healthyMsMedian: number | null; idleRssMiBMedian: number | null };
@@ -385,6 +388,29 @@ export function evidenceRows(r: BenchReport): string[][] {
   return rows;
 }
 
+/** Rows of the longmem table (the held-out split when the report has one). */
+export function longmemRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['shape', 'lang', 'split', 'body', 'budget', 'packing', 'recall', 'recall 2-turn', 'recall corrected', 'stale served', 'precision', 'markup share', 'tokens used', 'entries', 'p50 ms']];
+  const all = r.longmem?.rows ?? [];
+  const shown = all.some((x) => x.split === 'heldout') ? all.filter((x) => x.split === 'heldout') : all;
+  const pctOf = (v: number | null) => (v === null ? '–' : `${fmt(100 * v, 0)} %`);
+  for (const x of shown) {
+    rows.push([x.shape, x.lang, x.split, x.body, String(x.budget), x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.recall, 3), fmt(x.recallByKind['two-turn'], 3), fmt(x.recallByKind.corrected, 3), pctOf(x.staleShare), fmt(x.precision, 3), fmt(x.markupShare, 3), fmt(x.tokens), fmt(x.entries), fmt(x.p50Ms)]);
+  }
+  return rows;
+}
+
+/** Rows of the longmem off-topic table (the held-out split when the report has one). */
+export function longmemOffTopicRows(r: BenchReport): string[][] {
+  const rows: string[][] = [['shape', 'lang', 'split', 'body', 'packing', 'tokens off-topic', 'tokens on-topic', 'off / on', 'empty off-topic', 'empty on-topic']];
+  const all = r.longmem?.offTopic ?? [];
+  const shown = all.some((x) => x.split === 'heldout') ? all.filter((x) => x.split === 'heldout') : all;
+  for (const x of shown) {
+    rows.push([x.shape, x.lang, x.split, x.body, x.arm === 'baseline' ? 'list baseline' : x.arm, fmt(x.tokens), fmt(x.onTokens), fmt(x.ratio, 3), `${fmt(100 * x.empty, 0)} %`, `${fmt(100 * x.onEmpty, 0)} %`]);
+  }
+  return rows;
+}
+
 /** Number formatting for tables: 3 significant figures-ish, `–` for missing. */
 export function fmt(v: number | null | undefined, digits = 2): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
@@ -530,6 +556,8 @@ export function textSummary(r: BenchReport): string {
     textTable(madialRows(r)),
     ...(r.evidence ? [textTable(evidenceRows(r))] : []),
     ...(r.evidence?.offTopic?.length ? [textTable(offTopicRows(r))] : []),
+    ...(r.longmem ? [textTable(longmemRows(r))] : []),
+    ...(r.longmem?.offTopic.length ? [textTable(longmemOffTopicRows(r))] : []),
     ...(r.calibration ? [textTable(calibrationRows(r)), textTable(calibrationFloorRows(r))] : []),
     textTable(targetRows(r)),
   ];
@@ -550,6 +578,8 @@ export function markdownSummary(r: BenchReport): string {
     markdownTable(madialRows(r)),
     ...(r.evidence ? [markdownTable(evidenceRows(r))] : []),
     ...(r.evidence?.offTopic?.length ? [markdownTable(offTopicRows(r))] : []),
+    ...(r.longmem ? [markdownTable(longmemRows(r))] : []),
+    ...(r.longmem?.offTopic.length ? [markdownTable(longmemOffTopicRows(r))] : []),
     ...(r.calibration ? [markdownTable(calibrationRows(r)), markdownTable(calibrationFloorRows(r))] : []),
     ...(r.notes.length ? [r.notes.map((n) => `- ${n}`).join('\n')] : []),
   ].join('\n\n');

@@ -10,7 +10,7 @@
  *   npm run bench -- --only latency,budget --sizes 1000
  *   npm run bench -- --markdown       print the README tables of the last report and exit
  *
- * Sections: startup, madial, calibration, evidence, ingest, latency, budget, throughput (see README.md).
+ * Sections: startup, madial, calibration, evidence, longmem, ingest, latency, budget, throughput, hooks, sessions (see README.md).
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +36,7 @@ import { probeHost } from './host';
 import { bulkLoad } from './load';
 import { measureCalibration } from './calibration';
 import { measureEvidence } from './evidence';
+import { measureLongmem } from './longmem';
 import { madialAvailable, measureMadial } from './madial';
 import { evaluateTargets, fmt, markdownSummary, medianOf, textSummary, type BenchReport, type DocsProfileResult, type SizeResult } from './report';
 import { measureStartup, type StartupRun } from './startup';
@@ -44,7 +45,7 @@ import { measureHooks } from './hooks';
 import { measureSessionRescue } from './sessions';
 
 /** Sections of a run. */
-export const SECTIONS = ['startup', 'madial', 'calibration', 'evidence', 'ingest', 'latency', 'budget', 'throughput', 'hooks', 'sessions'] as const;
+export const SECTIONS = ['startup', 'madial', 'calibration', 'evidence', 'longmem', 'ingest', 'latency', 'budget', 'throughput', 'hooks', 'sessions'] as const;
 
 /** A section name. */
 export type Section = (typeof SECTIONS)[number];
@@ -416,6 +417,18 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
         );
         const r = (lang: string, arm: string) => report.evidence!.rows.find((x) => x.lang === lang && x.pool === 'user' && x.body === 'plugin' && x.budget === 1600 && x.arm === arm)?.recall;
         log(`evidence: plugin body at 1600, per-user pool: recall en ${fmt(r('en', 'compat'), 3)} → ${fmt(r('en', 'evidence'), 3)} (baseline ${fmt(r('en', 'baseline'), 3)}), zh ${fmt(r('zh', 'compat'), 3)} → ${fmt(r('zh', 'evidence'), 3)} (baseline ${fmt(r('zh', 'baseline'), 3)})`);
+      });
+    }
+
+    if (on('longmem')) {
+      await section('longmem', async () => {
+        // Synthetic, so it needs no dataset; --quick halves the users (each keeps every fact kind).
+        const users = o.quick ? 2 : undefined;
+        log(`longmem: ${users ?? 4} users per language × 8 sessions, written as a memory per turn and per session; every question × 3 budgets × 2 bodies × 2 packings, the list baseline, and off-topic`);
+        report.longmem = await withMesh(meshEnv(join(scratch, 'longmem')), (_mesh, client) => measureLongmem(client, { users, log }));
+        const r = (shape: string, lang: string, arm: string) => report.longmem!.rows.find((x) => x.shape === shape && x.lang === lang && x.split === 'heldout' && x.body === 'bare' && x.budget === 1600 && x.arm === arm)?.recall;
+        const line = (shape: string) => ['en', 'zh'].map((l) => `${l} ${fmt(r(shape, l, 'compat'), 3)} → ${fmt(r(shape, l, 'evidence'), 3)} (list ${fmt(r(shape, l, 'baseline'), 3)})`).join(', ');
+        log(`longmem: bare body at 1600, held-out recall: turns ${line('turns')}; sessions ${line('sessions')}`);
       });
     }
 

@@ -7,13 +7,15 @@
  *     group  = '<memories base="' BASE '">' "\n" entry 1*( "\n" entry ) "\n" '</memories>'
  *     entry  = open "\n" TEXT "\n" '</memory>' / open-head ' />'   ; the latter a bare URI
  *     open   = open-head ">"
- *     open-head = '<memory uri="' URI '"' [ ' type="' CATEGORY '"' ] [ ' detail="' TIER '"' ]
+ *     open-head = '<memory uri="' URI '"' [ ' type="' CATEGORY '"' ] [ ' detail="' TIER '"' / ' excerpt="' TIER '"' ]
  *
  * - Inside a group, `URI` is relative: the entry's full URI is `BASE` + `URI` (`BASE` ends with
  *   `/`, `URI` holds no `/`). Outside a group, `URI` is the full `viking://` URI.
  * - `type` is present only when the entry's category is not the one its URI names
  *   ({@link categoryOfUri}); `detail` only when the tier is `overview` or `full`; the
  *   self-closing form is a bare URI (tier `uri`).
+ * - `excerpt` marks a query-biased excerpt of tier `TIER` (the tier to read for the rest): whole
+ *   sentences, lines and code blocks of it, with `[…]` where text was left out (excerpt.ts).
  * - Attribute values are escaped as §6.1 escapes them; bodies are neutralised strictly, and a
  *   `<memories`/`</memories` in a body is defused like `<memory` (`<\memories`), so the only
  *   real tags are the block's own.
@@ -58,11 +60,13 @@ export function groupOpen(base: string): string {
  * @param written the URI as written: the full one, or the name relative to its group's base
  * @param fullUri the entry's full URI (decides whether `type` is needed)
  */
-export function compactHead(written: string, fullUri: string, category: string, tier: Tier): string {
+export function compactHead(written: string, fullUri: string, category: string, tier: Tier, excerpt = false): string {
   let head = `<memory uri="${escapeAttr(written)}"`;
   if (categoryOfUri(fullUri) !== (category as Category)) head += ` type="${escapeAttr(category)}"`;
-  // The self-closing form says `uri` by itself.
-  if (tier !== COMPACT_DEFAULT_DETAIL && tier !== 'uri') head += ` detail="${tier}"`;
+  // An excerpt names the tier it was cut from (the one to read for the rest); the
+  // self-closing form says `uri` by itself.
+  if (excerpt) head += ` excerpt="${tier}"`;
+  else if (tier !== COMPACT_DEFAULT_DETAIL && tier !== 'uri') head += ` detail="${tier}"`;
   return head;
 }
 
@@ -73,11 +77,13 @@ export interface BlockEntry {
   readonly detail: Tier;
   /** Raw tier text (neutralised here); `""` renders the self-closing form. */
   readonly text: string;
+  /** True when `text` is a query-biased excerpt of tier `detail` (excerpt.ts). */
+  readonly excerpt?: boolean;
 }
 
 /** A compact entry's fragment, its URI written as `written`. */
 export function compactFragment(e: BlockEntry, written: string): string {
-  const head = compactHead(written, e.uri, e.category, e.detail);
+  const head = compactHead(written, e.uri, e.category, e.detail, e.excerpt === true);
   return e.text === '' ? `${head} />` : `${head}>\n${neutralizeTags(e.text, 'strict')}\n</memory>`;
 }
 
@@ -128,6 +134,8 @@ export interface ParsedEntry {
   detail: Tier;
   /** The body as written (neutralised), `""` for a bare URI. */
   text: string;
+  /** True for an excerpt of tier `detail`. */
+  excerpt: boolean;
   /** The entry's fragment as written (for counting). */
   fragment: string;
 }
@@ -176,7 +184,8 @@ export function parseCompactBlock(rendered: string): ParsedBlock {
     const written = attrs.get('uri');
     if (written === undefined) throw new Error(`line ${i + 1}: an entry without uri`);
     const uri = base === null ? written : base + written;
-    const detail = (head[2] ? 'uri' : (attrs.get('detail') ?? COMPACT_DEFAULT_DETAIL)) as Tier;
+    const cut = attrs.get('excerpt');
+    const detail = (head[2] ? 'uri' : (cut ?? attrs.get('detail') ?? COMPACT_DEFAULT_DETAIL)) as Tier;
     const category = attrs.get('type') ?? categoryOfUri(uri);
     let text = '';
     let fragment = line;
@@ -188,7 +197,7 @@ export function parseCompactBlock(rendered: string): ParsedBlock {
       i = end;
     }
     pieces.push({ kind: 'entry', text: fragment, entry: entries.length });
-    entries.push({ uri, category, detail, text, fragment });
+    entries.push({ uri, category, detail, text, excerpt: cut !== undefined, fragment });
   }
   if (base !== null) throw new Error('a group that is never closed');
   return { entries, pieces };

@@ -35,7 +35,8 @@ import { type PlanItem, type PlanOptions, type PlanResult, type PlanStats, type 
 import { type Candidate, FragmentPricer, type Slot, slotFor } from './pricing';
 import { type ContextEntry, neutralizeEnvelope } from './render';
 import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, tierRank } from './tiers';
-import { resolveTokenizer } from './tokens';
+import { countTokens, resolveTokenizer } from './tokens';
+import { excerptOf, queryTerms, termsIn } from './excerpt';
 
 /**
  * The server's noise floor: a block is served only when its best hit reaches it — below it, the
@@ -121,6 +122,8 @@ export interface EvidenceOptions extends PlanOptions {
    * (gathering knows it); absent → the best among the candidates.
    */
   bestScore?: number | null;
+  /** The request's query (its planned queries, one per line): long texts may be served as query-biased excerpts. Absent: none. */
+  query?: string | null;
 }
 
 /** The ranked score of a candidate (`score` when no penalty was recorded). */
@@ -212,8 +215,11 @@ export function planEvidence(items: readonly PlanItem[], maxTokens: number, deta
   return planEvidenceWith(new FragmentPricer(resolveTokenizer(tokenizer), 'strict'), items, maxTokens, detail, opts);
 }
 
+/** A text option of a candidate: one of its tiers, or the query-biased excerpt of its deepest one. */
+type Option = Tier | 'excerpt';
+
 interface Placement {
-  tier: Tier;
+  tier: Option;
   tokens: number;
 }
 
@@ -257,25 +263,44 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   // its full URI (what it costs alone) and with the name relative to its directory (in a group).
   const dirs = slots.map((s) => directoryOf(s.candidate.uri));
   const cost = new Map<string, number>();
-  const priced = (i: number, t: Tier, relative: boolean): number => {
+  // Query-biased excerpts of long texts (excerpt.ts): of the deepest usable tier, when the
+  // query's terms are in it and the tier is longer than the excerpt would be.
+  const terms = opts.query ? queryTerms(opts.query) : [];
+  const target = excerptTarget(max);
+  const excerpt: Array<{ text: string; source: Tier } | null> = slots.map(() => null);
+  const textOf = (i: number, t: Option): string => (t === 'excerpt' ? (excerpt[i]?.text ?? '') : slots[i].texts[t]);
+  const priced = (i: number, t: Option, relative: boolean): number => {
     const key = `${i}\u0000${t}\u0000${relative ? 1 : 0}`;
     let c = cost.get(key);
     if (c === undefined) {
       const uri = slots[i].candidate.uri;
       const written = relative && dirs[i] !== null ? uri.slice(dirs[i]!.length) : uri;
-      c = pricer.price(compactHead(written, uri, slots[i].candidate.category, t), slots[i].texts[t], max);
+      const head = t === 'excerpt' ? compactHead(written, uri, slots[i].candidate.category, excerpt[i]!.source, true) : compactHead(written, uri, slots[i].candidate.category, t);
+      c = pricer.price(head, textOf(i, t), max);
       cost.set(key, c);
     }
     return c;
   };
-  const costOf = (i: number, t: Tier) => priced(i, t, false);
-  const relOf = (i: number, t: Tier) => priced(i, t, true);
+  const costOf = (i: number, t: Option) => priced(i, t, false);
+  const relOf = (i: number, t: Option) => priced(i, t, true);
   const fate: Array<FateReason | null> = new Array(n).fill(null);
-  const tiersOf: Tier[][] = slots.map((slot, i) => {
-    const avail = evidenceTiers(slot).filter((t) => slot.texts[t] !== '');
+  const tiersOf: Option[][] = slots.map((slot, i) => {
+    const avail: Option[] = evidenceTiers(slot).filter((t) => slot.texts[t] !== '');
     if (isPinned(spec, slot)) return avail;
     // Unpinned: cheapest first; equal costs keep the preference order (stable sort).
-    return avail.sort((a, b) => costOf(i, a) - costOf(i, b));
+    avail.sort((a, b) => costOf(i, a) - costOf(i, b));
+    if (terms.length === 0 || avail.length === 0) return avail;
+    const deepest = [...avail].sort((a, b) => tierRank(b as Tier) - tierRank(a as Tier))[0] as Tier;
+    const source = slot.texts[deepest];
+    if (countTokens(source, pricer.tokenizer) <= target) return avail;
+    const ex = excerptOf(source, terms, target, pricer.tokenizer);
+    if (!ex) return avail;
+    excerpt[i] = { text: ex.text, source: deepest };
+    // Cheapest first among the tiers that hold a query term; a tier that holds none (a
+    // summary that does not mention what was asked) comes after the excerpt.
+    const relevant = (t: Option) => termsIn(textOf(i, t), terms) > 0;
+    const withEx: Option[] = [...avail, 'excerpt' as const].sort((a, b) => Number(relevant(b)) - Number(relevant(a)) || costOf(i, a) - costOf(i, b));
+    return withEx;
   });
   const seenUri = new Set<string>();
   slots.forEach((slot, i) => {
@@ -301,7 +326,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     return g;
   };
   /** What the block grows by when entry `i` goes from tier `from` (null: absent) to `to`. */
-  const delta = (i: number, from: Tier | null, to: Tier): number => {
+  const delta = (i: number, from: Option | null, to: Option): number => {
     const g = groupOf(i);
     const next = { ...g };
     if (from !== null) {
@@ -319,8 +344,8 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   const placed = new Map<number, Placement>();
   // Texts served, as the reader sees them (body de-dup on the served text, envelope defused).
   const usedTexts = new Map<string, number>();
-  const served = (i: number, t: Tier) => neutralizeEnvelope(slots[i].texts[t]);
-  const place = (i: number, tier: Tier) => {
+  const served = (i: number, t: Option) => neutralizeEnvelope(textOf(i, t));
+  const place = (i: number, tier: Option) => {
     const from = placed.get(i)?.tier ?? null;
     const g = groupOf(i);
     const before = groupCharge(g);
@@ -338,7 +363,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     if (tier !== 'uri') usedTexts.set(served(i, tier), i);
   };
   /** First usable tier of `i` whose entry costs at most `cap` and adds at most `limit` tokens. */
-  const breadthTier = (i: number, limit: number, cap: number): Tier | null => {
+  const breadthTier = (i: number, limit: number, cap: number): Option | null => {
     for (const t of tiersOf[i]) {
       const c = costOf(i, t);
       if (c <= cap && c !== Infinity && delta(i, null, t) <= limit && !usedTexts.has(served(i, t))) return t;
@@ -446,17 +471,25 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     }
   }
 
+  // An excerpt is served as the tier it was taken from, marked as an excerpt in the block.
+  const tierOf = (i: number, t: Option): Tier => (t === 'excerpt' ? excerpt[i]!.source : t);
   const entries: ContextEntry[] = [];
   const tierCounts: Record<string, number> = {};
+  let excerpts = 0;
   for (const i of order()) {
     const p = placed.get(i)!;
     const c = slots[i].candidate;
-    entries.push({ uri: c.uri, category: c.category, score: c.score, detail: p.tier, text: neutralizeEnvelope(slots[i].texts[p.tier]), origin: c.origin });
-    tierCounts[p.tier] = (tierCounts[p.tier] ?? 0) + 1;
+    const tier = tierOf(i, p.tier);
+    entries.push({ uri: c.uri, category: c.category, score: c.score, detail: tier, text: neutralizeEnvelope(textOf(i, p.tier)), origin: c.origin });
+    tierCounts[tier] = (tierCounts[tier] ?? 0) + 1;
+    if (p.tier === 'excerpt') excerpts++;
   }
   const grouped = new Set<string>();
   for (const g of groups.values()) if (isGrouped(g)) grouped.add(g.dir!);
-  const blockEntries = order().map((i) => ({ uri: slots[i].candidate.uri, category: slots[i].candidate.category, detail: placed.get(i)!.tier, text: slots[i].texts[placed.get(i)!.tier] }));
+  const blockEntries = order().map((i) => {
+    const t = placed.get(i)!.tier;
+    return { uri: slots[i].candidate.uri, category: slots[i].candidate.category, detail: tierOf(i, t), text: textOf(i, t), excerpt: t === 'excerpt' };
+  });
   const stats: PlanStats = {
     max_tokens: max,
     used_tokens: Math.max(0, spent - 1),
@@ -472,7 +505,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     entries,
     rendered: joinPieces(layoutBlock(blockEntries, grouped)),
     stats,
-    evidence: { belowFloor: fate.filter((f) => f === 'relevance_floor' || f === 'noise_floor').length, relevanceFloor: floor },
+    evidence: { belowFloor: fate.filter((f) => f === 'relevance_floor' || f === 'noise_floor').length, relevanceFloor: floor, ...(terms.length > 0 ? { excerpts } : {}) },
   };
   if (opts.fates) {
     result.fates = slots.map(
@@ -482,7 +515,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
         score: slot.candidate.score,
         rankedScore: rankedOf(slot.candidate),
         fate: fate[i]!,
-        tier: placed.get(i)?.tier ?? null,
+        tier: placed.has(i) ? tierOf(i, placed.get(i)!.tier) : null,
         costs: compactCostsOf(slot, pricer, max),
         cooledTurn: null,
       }),
@@ -501,6 +534,14 @@ function compactCostsOf(slot: Slot, pricer: FragmentPricer, max: number): Candid
     overview: slot.texts.overview === '' ? null : at('overview'),
     full: slot.texts.full === '' ? null : at('full'),
   };
+}
+
+/**
+ * About how many tokens an excerpt keeps: a tenth of the block, between 48 and 240 (400 → 48,
+ * 1600 → 160, 4000 → 240), so that a long entry no longer costs several short ones their place.
+ */
+export function excerptTarget(maxTokens: number): number {
+  return Math.min(240, Math.max(48, Math.floor(coerceMaxTokens(maxTokens) / 10)));
 }
 
 /** True when a `detail` pin applies to the slot's candidate (directories ignore pins). */

@@ -13,4 +13,5 @@ export * from './packing';
 export * from './pricing';
 export * from './evidence';
 export * from './compact';
+export * from './excerpt';
 export * from './assemble';

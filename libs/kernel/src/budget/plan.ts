@@ -55,6 +55,8 @@ export interface EvidencePlanExtras {
   belowFloor: number;
   /** The floor used (`-Infinity` without candidates). */
   relevanceFloor: number;
+  /** Entries served as query-biased excerpts (absent: none could be, no query was given). */
+  excerpts?: number;
 }
 
 /** Options of the planners that do not change the answer. */

@@ -32,7 +32,12 @@ export const planRender: Handler<budgetRender.PlanRenderRequest, budgetRender.Pl
         req.maxTokens,
         detail,
         tokenizer,
-        { priors: req.priors.length > 0 ? Object.fromEntries(req.priors.map((p) => [p.name, Number(p.count)])) : null, bestScore: req.bestScore ?? null, fates: req.explain },
+        {
+          priors: req.priors.length > 0 ? Object.fromEntries(req.priors.map((p) => [p.name, Number(p.count)])) : null,
+          bestScore: req.bestScore ?? null,
+          fates: req.explain,
+          query: req.query || null,
+        },
       ];
       res = await runExact({ fn: 'planEvidence', args }, tokenizer, chars, ctx.budget.signal, () => planEvidence(...args));
     } else {

@@ -71,7 +71,7 @@ export async function assembleContext(input: ContextInput, budget: Budget, deps:
   const candidates = await rerankCandidates(run, gathered.candidates);
   const bestScore = gathered.evidence?.bestScore;
   const tiers = await readTiers(run, candidates, bestScore);
-  const plan = await planBlock(run, candidates, tiers, bestScore);
+  const plan = await planBlock(run, candidates, tiers, bestScore, planned.queries);
   const digest = await writeDigest(run, plan.rendered, plan.entries);
   await recordServed(run, turn, plan.entries, digest.rewrite);
 

@@ -58,7 +58,8 @@ export async function readTiers(run: ContextRun, candidates: readonly gather.Can
 }
 
 /**
- * Step 5: place and render (mandatory).
+ * Step 5: place and render (mandatory); `queries` are the planned queries the evidence packing
+ * cuts long texts for (query-biased excerpts).
  * @throws CtxError INTERNAL when budget-render answers without stats
  */
 export async function planBlock(
@@ -66,6 +67,7 @@ export async function planBlock(
   candidates: readonly gather.Candidate[],
   tiers: tierReader.ReadTiersResponse,
   bestScore: number | undefined,
+  queries: readonly string[] = [],
 ): Promise<Plan> {
   const { input, ports, runner } = run;
   const evidence = input.packing === 'evidence';
@@ -91,6 +93,8 @@ export async function planBlock(
         priors: evidence && input.quotas !== null ? input.quotas : [],
         bestScore,
         explain: input.explain,
+        // Evidence cuts long texts to the sentences that hold the planned queries' terms.
+        query: evidence ? queries.join('\n') : '',
       },
       b,
     ),

@@ -64,6 +64,11 @@ export interface PlanRenderRequest {
     | undefined;
   /** Also return one fate per item (internal diagnostics). */
   explain: boolean;
+  /**
+   * The request's query (its planned queries, one per line): the evidence packing may serve a
+   * long text as a query-biased excerpt of it (context-contract §10.6). Empty: no excerpts.
+   */
+  query: string;
 }
 
 /** Plan statistics (context-contract §5.3). */
@@ -389,6 +394,7 @@ function createBasePlanRenderRequest(): PlanRenderRequest {
     priors: [],
     bestScore: undefined,
     explain: false,
+    query: "",
   };
 }
 
@@ -417,6 +423,9 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     }
     if (message.explain !== false) {
       writer.uint32(64).bool(message.explain);
+    }
+    if (message.query !== "") {
+      writer.uint32(82).string(message.query);
     }
     return writer;
   },
@@ -498,6 +507,14 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
             message.explain = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.query = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -528,6 +545,7 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
         ? globalThis.Number(object.best_score)
         : undefined,
       explain: isSet(object.explain) ? globalThis.Boolean(object.explain) : false,
+      query: isSet(object.query) ? globalThis.String(object.query) : "",
     };
   },
 
@@ -557,6 +575,9 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     if (message.explain !== false) {
       obj.explain = message.explain;
     }
+    if (message.query !== "") {
+      obj.query = message.query;
+    }
     return obj;
   },
 
@@ -575,6 +596,7 @@ export const PlanRenderRequest: MessageFns<PlanRenderRequest> = {
     message.priors = object.priors?.map((e) => NamedCount.fromPartial(e)) || [];
     message.bestScore = object.bestScore ?? undefined;
     message.explain = object.explain ?? false;
+    message.query = object.query ?? "";
     return message;
   },
 };

@@ -1,0 +1,96 @@
+import fc from 'fast-check';
+import { parseCompactBlock } from './compact';
+import { planEvidence } from './evidence';
+import { ELISION, excerptOf, queryTerms, textUnits } from './excerpt';
+import type { PlanItem } from './plan';
+import { countTokens } from './tokens';
+
+describe('queryTerms', () => {
+  it('keeps words of two letters or more outside the stop list, lower-cased, and CJK pairs', () => {
+    expect(queryTerms('Where does my sister Lena work now?')).toEqual(['sister', 'lena', 'work', 'now']);
+    expect(queryTerms('我妹妹在哪里工作')).toEqual(['我妹', '妹妹', '妹在', '在哪', '哪里', '里工', '工作']);
+    expect(queryTerms('部署 k8s')).toEqual(['部署', 'k8s']);
+    expect(queryTerms('the of a')).toEqual([]);
+  });
+});
+
+describe('textUnits', () => {
+  it('cuts lines into sentences and keeps a fenced code block whole', () => {
+    const text = 'First one. Second one!\n\n```ts\nconst a = 1.\nconst b = 2.\n```\n第一句。第二句？';
+    expect(textUnits(text).map((u) => u.text)).toEqual(['First one.', 'Second one!', '```ts\nconst a = 1.\nconst b = 2.\n```', '第一句。', '第二句？']);
+  });
+});
+
+describe('excerptOf', () => {
+  const session = [
+    '## 2026-03-14',
+    'User: The weather was grey all week.',
+    'Assistant: Sounds dreary.',
+    'User: I booked a trip for the spring.',
+    'User: It is Kyoto, in April.',
+    'Assistant: Lovely season for it.',
+    'User: Work was busy with the quarterly report.',
+    'Assistant: Hope it eases off.',
+  ].join('\n');
+
+  it('keeps the sentences that hold the query terms and the one after, in order, marking what was left out', () => {
+    const ex = excerptOf(session, queryTerms('where is my trip'), 40)!;
+    expect(ex.text).toBe([ELISION, 'User: I booked a trip for the spring.', 'User: It is Kyoto, in April.', ELISION].join('\n'));
+    expect(ex.kept).toBe(2);
+  });
+
+  it('is null when no unit holds a term, or when it would keep everything', () => {
+    expect(excerptOf(session, queryTerms('quantum chromodynamics'), 40)).toBeNull();
+    expect(excerptOf('User: a trip.\nUser: to Kyoto.', queryTerms('trip'), 10_000)).toBeNull();
+    expect(excerptOf('one sentence about a trip', queryTerms('trip'), 5)).toBeNull();
+  });
+
+  it('never cuts inside a unit: every kept line is a whole unit of the text, and elisions are marked', () => {
+    const word = fc.constantFrom('trip', 'kyoto', 'work', 'report', 'weather', 'the', 'and', '旅行', '京都', 'x');
+    const sentence = fc.array(word, { minLength: 1, maxLength: 8 }).map((w) => `${w.join(' ')}.`);
+    const text = fc.array(fc.array(sentence, { minLength: 1, maxLength: 3 }).map((s) => s.join(' ')), { minLength: 2, maxLength: 30 }).map((l) => l.join('\n'));
+    fc.assert(
+      fc.property(text, fc.array(word, { minLength: 1, maxLength: 4 }), fc.integer({ min: 5, max: 200 }), (t, q, target) => {
+        const ex = excerptOf(t, queryTerms(q.join(' ')), target);
+        if (!ex) return;
+        const units = new Set(textUnits(t).map((u) => u.text));
+        const pieces = ex.text.split('\n').flatMap((line) => (line === ELISION ? [] : textUnits(line).map((u) => u.text)));
+        for (const p of pieces) expect(units.has(p)).toBe(true);
+        expect(ex.kept).toBeLessThan(ex.units);
+        expect(ex.text).toContain(ELISION);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('planEvidence with a query: long texts as excerpts', () => {
+  const long = Array.from({ length: 60 }, (_, i) => `User: line ${i} about the weather and the week.`).join('\n');
+  const withFact = `${long}\nUser: I booked a trip to Kyoto in April.\n${long}`;
+  const item = (name: string, body: string, score = 0.6): PlanItem => ({
+    candidate: { uri: `viking://user/u/memories/events/sessions/${name}.md`, category: 'events', score, abstract: body.split('\n')[0], origin: 'self', stored_overview: '' },
+    texts: { overview: '', full: body },
+  });
+
+  it('serves the part of a long session that holds the query instead of its unrelated first line, marked as an excerpt', () => {
+    const r = planEvidence([item('s1', withFact), item('s2', long, 0.5)], 1600, null, 'estimate', { query: 'where is my trip to kyoto' });
+    const e = r.entries.find((x) => x.uri.endsWith('s1.md'))!;
+    expect(e.detail).toBe('full');
+    expect(e.text).toContain('I booked a trip to Kyoto in April.');
+    expect(e.text).toContain(ELISION);
+    expect(countTokens(e.text)).toBeLessThan(countTokens(withFact) / 4);
+    const parsed = parseCompactBlock(r.rendered).entries.find((x) => x.uri === e.uri)!;
+    expect(parsed).toMatchObject({ detail: 'full', excerpt: true });
+    expect(r.rendered).toContain('excerpt="full"');
+    expect(r.evidence?.excerpts).toBe(1);
+    expect(r.stats.used_tokens).toBeLessThanOrEqual(1600);
+  });
+
+  it('without a query, or for a short text, serves whole tiers as before', () => {
+    const plain = planEvidence([item('s1', withFact)], 1600, null);
+    expect(plain.entries[0].text).not.toContain(ELISION);
+    expect(plain.evidence?.excerpts).toBeUndefined();
+    const short = planEvidence([item('s1', 'User: a trip.\nUser: to Kyoto.')], 1600, null, 'estimate', { query: 'trip' });
+    expect(short.entries[0].text).not.toContain(ELISION);
+  });
+});

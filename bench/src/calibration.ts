@@ -24,6 +24,7 @@
 import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { Applier, validateWrite } from '@ctxmesh/indexer';
 import { indexer } from '@ctxmesh/proto';
+import { EVIDENCE_FLOOR } from '@ctxmesh/kernel';
 import { DEFAULT_TUNING, EmbeddedVectorIndex, openEmbeddedDb, ranking, type Visibility } from '@ctxmesh/stores';
 import { idOfUri, poolAccount, poolUser } from './madial';
 import { loadMadial, type MadialLang } from './madial-data';
@@ -261,6 +262,50 @@ export function fitRelevance(searches: readonly CalibrationSearch[], floorForms:
   return { model, floorProbability: floor, rows: { train: rows.length, relevant: rows.filter((r) => r.y === 1).length }, train: floorFigures(floorSet, (f) => relevanceScore(f, model), NOISE_FLOOR_SCORE) };
 }
 
+/**
+ * What the evidence packing serves (issue 20): nothing unless the best hit reaches `gate`, then
+ * every hit at or above `floor` — the same three figures as {@link floorFigures}.
+ */
+export function gatedFigures(searches: readonly CalibrationSearch[], score: (f: RelevanceFeatures) => number, gate: number, floor: number): FloorFigures {
+  let recall = 0;
+  let on = 0;
+  let onHits = 0;
+  let offHits = 0;
+  let off = 0;
+  let offEmpty = 0;
+  for (const s of searches) {
+    const scores = s.hits.map((h) => score(h.features));
+    const open = scores.some((v) => v >= gate);
+    const kept = open ? s.hits.filter((_, i) => scores[i]! >= floor) : [];
+    if (s.offTopic) {
+      off++;
+      offHits += kept.length;
+      if (kept.length === 0) offEmpty++;
+    } else {
+      on++;
+      onHits += kept.length;
+      recall += s.gold > 0 ? kept.filter((h) => h.relevant).length / s.gold : 0;
+    }
+  }
+  return { recall: on ? recall / on : 0, offVolume: onHits ? offHits / onHits : off ? Infinity : 0, offEmpty: off ? offEmpty / off : 1 };
+}
+
+/**
+ * The evidence floor, fitted on the training split's dialogues (both languages): with the noise
+ * floor as the gate, the lowest score on a 0.01 grid from 0.05 at which off-topic questions get at
+ * most {@link FLOOR_OFF_VOLUME} of the hits on-topic ones get.
+ */
+export function fitEvidenceFloor(searches: readonly CalibrationSearch[], model: RelevanceModel, forms: readonly QueryForm[] = ['dialogue']): { floor: number; train: FloorFigures } {
+  const train = searches.filter((s) => s.split === 'train' && forms.includes(s.form));
+  const score = (f: RelevanceFeatures) => relevanceScore(f, model);
+  for (let k = 5; k <= Math.round(NOISE_FLOOR_SCORE * 100); k++) {
+    const floor = k / 100;
+    const f = gatedFigures(train, score, NOISE_FLOOR_SCORE, floor);
+    if (f.offVolume <= FLOOR_OFF_VOLUME) return { floor, train: f };
+  }
+  return { floor: NOISE_FLOOR_SCORE, train: gatedFigures(train, score, NOISE_FLOOR_SCORE, NOISE_FLOOR_SCORE) };
+}
+
 /** One bucket of the calibration curve. */
 export interface CurveBucket {
   /** Scores in `[from, to)`. */
@@ -296,6 +341,8 @@ export interface CalibrationReport {
   refit: CalibrationFit;
   /** Held-out figures of the model in force at the noise floor, per language and query form. */
   heldout: Array<{ lang: MadialLang; form: QueryForm } & FloorFigures>;
+  /** The evidence floor refitted on this run's training split (it should match the kernel's), and the evidence packing's held-out figures (the gate, then that floor). */
+  evidenceFloor: { refit: number; inForce: number; train: FloorFigures; heldout: Array<{ lang: MadialLang; form: QueryForm } & FloorFigures> };
   /** Held-out calibration curve of the model in force, per language. */
   curves: Record<MadialLang, CurveBucket[]>;
 }
@@ -312,11 +359,20 @@ export async function measureCalibration(madialDir: string, model: RelevanceMode
       heldout.push({ lang, form, ...floorFigures(held.filter((s) => s.lang === lang && s.form === form), score, NOISE_FLOOR_SCORE) });
     }
   }
+  const refitFloor = fitEvidenceFloor(searches, model);
+  const gated: CalibrationReport['evidenceFloor']['heldout'] = [];
+  for (const lang of ['en', 'zh'] as const) {
+    for (const form of ['dialogue', 'prompt'] as const) {
+      gated.push({ lang, form, ...gatedFigures(held.filter((s) => s.lang === lang && s.form === form), score, NOISE_FLOOR_SCORE, EVIDENCE_FLOOR) });
+    }
+  }
   return {
+    evidenceFloor: { refit: refitFloor.floor, inForce: EVIDENCE_FLOOR, train: refitFloor.train, heldout: gated },
     protocol:
       `MADial per-user pools applied to an in-memory embedded index through the indexer's apply path; every test dialogue searched (limit ${CALIBRATION_DEPTH}) as the whole dialogue before its test turn and as the user's last line alone, ` +
       'on-topic (own memories, gold = relevant-id) and off-topic (the other user\'s memories, nothing relevant); dialogues with index % 3 == 0 held out; ' +
-      `logistic fit on the training split; noise floor = lowest probability where off-topic hits ≤ ${FLOOR_OFF_VOLUME} × on-topic hits and ≥ ${FLOOR_OFF_EMPTY} of off-topic searches are empty (training dialogues), shifted to score ${NOISE_FLOOR_SCORE}`,
+      `logistic fit on the training split; noise floor = lowest probability where off-topic hits ≤ ${FLOOR_OFF_VOLUME} × on-topic hits and ≥ ${FLOOR_OFF_EMPTY} of off-topic searches are empty (training dialogues), shifted to score ${NOISE_FLOOR_SCORE}; ` +
+      `evidence floor = lowest score (0.01 grid) where, with the noise floor gating each search (nothing kept unless its best hit reaches it), off-topic hits ≤ ${FLOOR_OFF_VOLUME} × on-topic hits (training dialogues)`,
     inputs: RELEVANCE_INPUTS,
     model,
     refit,

@@ -365,6 +365,11 @@ export function calibrationFloorRows(r: BenchReport): string[][] {
   const rows: string[][] = [['at the noise floor (0.35, held-out)', 'lang', 'gold among hits kept', 'off-topic hits / on-topic hits', 'off-topic searches empty']];
   const label = { dialogue: 'whole dialogue as query', prompt: "user's last line as query" } as const;
   for (const x of r.calibration?.heldout ?? []) rows.push([label[x.form], x.lang, fmt(x.recall, 3), fmt(x.offVolume, 3), `${fmt(100 * x.offEmpty, 0)} %`]);
+  // The evidence packing's own rule (issue 20): the noise floor gates a search, the evidence floor cuts its hits.
+  const e = r.calibration?.evidenceFloor;
+  if (e) {
+    for (const x of e.heldout) rows.push([`${label[x.form]}: gate 0.35, evidence floor ${e.inForce} (refit on train: ${e.refit})`, x.lang, fmt(x.recall, 3), fmt(x.offVolume, 3), `${fmt(100 * x.offEmpty, 0)} %`]);
+  }
   return rows;
 }
 

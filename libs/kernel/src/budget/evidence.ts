@@ -215,7 +215,7 @@ export function planEvidence(items: readonly PlanItem[], maxTokens: number, deta
   return planEvidenceWith(new FragmentPricer(resolveTokenizer(tokenizer), 'strict'), items, maxTokens, detail, opts);
 }
 
-/** A text option of a candidate: one of its tiers, or the query-biased excerpt of its deepest one. */
+/** A text option of a candidate: one of its tiers, or the query-biased excerpt of its longest one. */
 type Option = Tier | 'excerpt';
 
 interface Placement {
@@ -263,7 +263,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   // its full URI (what it costs alone) and with the name relative to its directory (in a group).
   const dirs = slots.map((s) => directoryOf(s.candidate.uri));
   const cost = new Map<string, number>();
-  // Query-biased excerpts of long texts (excerpt.ts): of the deepest usable tier, when the
+  // Query-biased excerpts of long texts (excerpt.ts): of the longest usable tier, when the
   // query's terms are in it and the tier is longer than the excerpt would be.
   const terms = opts.query ? queryTerms(opts.query) : [];
   const target = excerptTarget(max);
@@ -290,12 +290,13 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     // Unpinned: cheapest first; equal costs keep the preference order (stable sort).
     avail.sort((a, b) => costOf(i, a) - costOf(i, b));
     if (terms.length === 0 || avail.length === 0) return avail;
-    const deepest = [...avail].sort((a, b) => tierRank(b as Tier) - tierRank(a as Tier))[0] as Tier;
-    const source = slot.texts[deepest];
-    if (countTokens(source, pricer.tokenizer) <= target) return avail;
-    const ex = excerptOf(source, terms, target, pricer.tokenizer);
+    // The longest usable text is cut (a memory's abstract is its whole body, its overview the
+    // first paragraph: the deepest tier is not always the longest).
+    const longest = (avail as Tier[]).map((t) => [t, countTokens(slot.texts[t], pricer.tokenizer)] as const).sort((a, b) => b[1] - a[1] || tierRank(b[0]) - tierRank(a[0]))[0]!;
+    if (longest[1] <= target) return avail;
+    const ex = excerptOf(slot.texts[longest[0]], terms, target, pricer.tokenizer);
     if (!ex) return avail;
-    excerpt[i] = { text: ex.text, source: deepest };
+    excerpt[i] = { text: ex.text, source: longest[0] };
     // Cheapest first among the tiers that hold a query term; a tier that holds none (a
     // summary that does not mention what was asked) comes after the excerpt.
     const relevant = (t: Option) => termsIn(textOf(i, t), terms) > 0;

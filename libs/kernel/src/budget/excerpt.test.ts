@@ -94,3 +94,24 @@ describe('planEvidence with a query: long texts as excerpts', () => {
     expect(short.entries[0].text).not.toContain(ELISION);
   });
 });
+
+describe('planEvidence with a query: a memory whose abstract is its whole body', () => {
+  it('cuts the excerpt from the longest text (the abstract), not the deepest tier (its one-paragraph overview)', () => {
+    const turns = Array.from({ length: 80 }, (_, i) => (i === 50 ? 'User: my sister Lena started at the hospital in Porto.' : `User: chatter ${i} about lunch and the weather.`));
+    const body = ['## 2026-03-14', ...turns].join('\n');
+    const r = planEvidence(
+      [{ candidate: { uri: 'viking://user/u/memories/events/sessions/2026-03-14.md', category: 'events', score: 0.6, abstract: body, origin: 'self', stored_overview: '## 2026-03-14\nUser: chatter 0 about lunch and the weather.' } }],
+      400,
+      null,
+      'estimate',
+      { query: 'where does my sister Lena work' },
+    );
+    expect(r.entries).toHaveLength(1);
+    expect(r.entries[0].detail).toBe('abstract');
+    expect(r.entries[0].text).toContain('my sister Lena started at the hospital in Porto.');
+    expect(r.rendered).toContain('excerpt="abstract"');
+    // With room for the whole body, depth serves it whole instead.
+    const roomy = planEvidence([{ candidate: { uri: 'viking://user/u/memories/events/sessions/2026-03-14.md', category: 'events', score: 0.6, abstract: body, origin: 'self' } }], 4000, null, 'estimate', { query: 'sister Lena' });
+    expect(roomy.entries[0].text).toBe(body);
+  });
+});

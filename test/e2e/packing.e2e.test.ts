@@ -111,7 +111,9 @@ describe('packing through the mesh (compat server)', () => {
     expect(r.stats.used_tokens).toBeLessThanOrEqual(r.stats.max_tokens);
     // Breadth at the cheapest text: the summaries, not bare URIs.
     expect(r.entries.filter((e) => e.detail === 'uri')).toEqual([]);
-    expect(r.entries.some((e) => e.detail === 'overview' && /^We deployed /.test(e.text))).toBe(true);
+    // …a summary, or the excerpt of a long memory that holds the query (marked, issue 20), beside whole bodies.
+    expect(r.entries.some((e) => (e.detail === 'overview' && /^We deployed /.test(e.text)) || (e.text.startsWith('[…]\nWe deployed ') && e.text.length < 200))).toBe(true);
+    expect(parseCompactBlock(r.rendered).entries.filter((e) => e.excerpt).every((e) => e.text.includes('[…]'))).toBe(true);
     const cited = parseCompactBlock(r.rendered).entries.map((x) => x.uri);
     for (const e of r.entries) {
       expect(cited).toContain(e.uri);

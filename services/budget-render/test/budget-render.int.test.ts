@@ -41,7 +41,7 @@ function resources(abstractOf: (i: number) => string, over: (i: number) => Parti
 describe('BudgetRenderService', () => {
   it('BudgetRender.PlanRender - five 200-char resource abstracts at 64 tokens - two uri entries, three dropped', async () => {
     const items = resources(() => 'x'.repeat(200));
-    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detail: undefined, tokenizer: '', packing: '', priors: [], explain: false });
+    const res = await call<budgetRender.PlanRenderRequest, budgetRender.PlanRenderResponse>(client.planRender, { items, maxTokens: 64, detail: undefined, tokenizer: '', packing: '', priors: [], explain: false, query: '' });
     expect(res.stats).toMatchObject({ returned: 2, dropped: 3, usedTokens: 43, perEntryCap: 24 });
     expect(res.stats?.tierCounts).toEqual([{ name: 'uri', count: 2 }]);
     expect(res.stats?.detail).toBeUndefined();
@@ -100,6 +100,7 @@ describe('BudgetRenderService', () => {
       priors: [{ name: 'resources', count: 3 }, { name: 'events', count: 1 }],
       bestScore: 0.95,
       explain: true,
+      query: '',
     });
     // r4 ranks at 0.1, under the evidence floor (0.12; a best of 0.95 opens the block, a quarter of it is 0.2375): left out with room to spare.
     expect(res.entries.map((e) => [e.uri, e.detail])).toEqual([0, 1, 2, 3].map((i) => [`viking://resources/r${i}.md`, 'abstract']));
@@ -109,13 +110,13 @@ describe('BudgetRenderService', () => {
     expect(res.fates[0].costs.find((c) => c.tier === 'overview')).toEqual({ tier: 'overview' });
     expect(res.fates[0].costs.find((c) => c.tier === 'abstract')!.tokens).toBeGreaterThan(0);
     await expect(
-      call(client.planRender, { items: [], maxTokens: 100, detail: undefined, tokenizer: '', packing: 'dense', priors: [], explain: false }),
+      call(client.planRender, { items: [], maxTokens: 100, detail: undefined, tokenizer: '', packing: 'dense', priors: [], explain: false, query: '' }),
     ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_PACKING' });
   });
 
   it('BudgetRender.PlanRender - unknown tokenizer - INVALID_ARGUMENT', async () => {
     await expect(
-      call(client.planRender, { items: [], maxTokens: 100, detail: undefined, tokenizer: 'gpt2-bogus', packing: '', priors: [], explain: false }),
+      call(client.planRender, { items: [], maxTokens: 100, detail: undefined, tokenizer: 'gpt2-bogus', packing: '', priors: [], explain: false, query: '' }),
     ).rejects.toMatchObject({ code: Code.INVALID_ARGUMENT, reason: 'UNKNOWN_TOKENIZER' });
   });
 

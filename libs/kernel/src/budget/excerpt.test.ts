@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { parseCompactBlock } from './compact';
 import { planEvidence } from './evidence';
-import { ELISION, excerptOf, queryTerms, textUnits } from './excerpt';
+import { ELISION, excerptOf, queryTerms, termsIn, textUnits } from './excerpt';
 import type { PlanItem } from './plan';
 import { countTokens } from './tokens';
 
@@ -113,5 +113,15 @@ describe('planEvidence with a query: a memory whose abstract is its whole body',
     // With room for the whole body, depth serves it whole instead.
     const roomy = planEvidence([{ candidate: { uri: 'viking://user/u/memories/events/sessions/2026-03-14.md', category: 'events', score: 0.6, abstract: body, origin: 'self' } }], 4000, null, 'estimate', { query: 'sister Lena' });
     expect(roomy.entries[0].text).toBe(body);
+  });
+});
+
+describe('termsIn', () => {
+  it('finds a long term at the start of a word (inflections), a short one only whole, a CJK pair anywhere', () => {
+    expect(termsIn('We deployed the billing service.', ['deploy'])).toBe(1);
+    expect(termsIn('Redeploy tomorrow.', ['deploy'])).toBe(0);
+    expect(termsIn('an ox, oxen', ['ox'])).toBe(1);
+    expect(termsIn('boxes', ['ox'])).toBe(0);
+    expect(termsIn('我们部署了计费服务', ['部署', '服务', '明天'])).toBe(2);
   });
 });

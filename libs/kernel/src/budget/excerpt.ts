@@ -91,13 +91,27 @@ export function textUnits(text: string): Unit[] {
   return units;
 }
 
-/** Distinct query terms a text holds (words on word boundaries, CJK pairs anywhere). */
+/**
+ * Distinct query terms a text holds: a CJK pair anywhere; a word as a whole word, or, for a term
+ * of four letters or more, as the start of one (`deploy` holds in `deployed`: no stemmer, but
+ * the common inflections).
+ */
 export function termsIn(unit: string, terms: readonly string[]): number {
   const lower = unit.toLowerCase();
   const words = new Set(lower.match(/[\p{L}\p{N}]+/gu) ?? []);
   let n = 0;
   for (const t of terms) {
-    if (words.has(t) || ([...t].some((c) => isCjkCodePoint(c.codePointAt(0)!)) && lower.includes(t))) n++;
+    if (words.has(t)) n++;
+    else if ([...t].some((c) => isCjkCodePoint(c.codePointAt(0)!))) {
+      if (lower.includes(t)) n++;
+    } else if (t.length >= 4) {
+      for (const w of words) {
+        if (w.startsWith(t)) {
+          n++;
+          break;
+        }
+      }
+    }
   }
   return n;
 }

@@ -24,7 +24,7 @@
 import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { Applier, validateWrite } from '@ctxmesh/indexer';
 import { indexer } from '@ctxmesh/proto';
-import { EVIDENCE_FLOOR } from '@ctxmesh/kernel';
+import { EVIDENCE_FLOOR, estimateTokens } from '@ctxmesh/kernel';
 import { DEFAULT_TUNING, EmbeddedVectorIndex, openEmbeddedDb, ranking, type Visibility } from '@ctxmesh/stores';
 import { idOfUri, poolAccount, poolUser } from './madial';
 import { loadMadial, type MadialLang } from './madial-data';
@@ -51,6 +51,8 @@ export type Split = 'train' | 'heldout';
 export interface CalibrationHit {
   features: RelevanceFeatures;
   relevant: boolean;
+  /** Estimated tokens of the hit as a compact block entry would serve it (its abstract and ~10 of markup). */
+  tokens?: number;
 }
 
 /** One search: a (question, form, on/off-topic) triple. */
@@ -127,7 +129,7 @@ export async function collectSearches(madialDir: string): Promise<CalibrationSea
               hits: hits.map((h) => {
                 const id = idOfUri(h.node.uri);
                 if (!h.features) throw new Error('calibration: the index returned a hit without features');
-                return { features: h.features, relevant: !offTopic && id !== null && gold.has(id) };
+                return { features: h.features, relevant: !offTopic && id !== null && gold.has(id), tokens: estimateTokens(h.node.abstract ?? '') + ENTRY_MARKUP_TOKENS };
               }),
             });
           }
@@ -262,11 +264,17 @@ export function fitRelevance(searches: readonly CalibrationSearch[], floorForms:
   return { model, floorProbability: floor, rows: { train: rows.length, relevant: rows.filter((r) => r.y === 1).length }, train: floorFigures(floorSet, (f) => relevanceScore(f, model), NOISE_FLOOR_SCORE) };
 }
 
+/** Markup tokens of a compact entry in a group (`<memory uri="name.md">`, its close, a separator). */
+export const ENTRY_MARKUP_TOKENS = 10;
+/** The budget the evidence floor is fitted at (the bench's off-topic budget). */
+export const FLOOR_BUDGET = 1600;
+
 /**
  * What the evidence packing serves (issue 20): nothing unless the best hit reaches `gate`, then
- * every hit at or above `floor` — the same three figures as {@link floorFigures}.
+ * every hit at or above `floor` — the same three figures as {@link floorFigures}, and with
+ * `budget`, `offVolume` in served tokens (hits in score order while they fit) instead of hits.
  */
-export function gatedFigures(searches: readonly CalibrationSearch[], score: (f: RelevanceFeatures) => number, gate: number, floor: number): FloorFigures {
+export function gatedFigures(searches: readonly CalibrationSearch[], score: (f: RelevanceFeatures) => number, gate: number, floor: number, budget: number | null = null): FloorFigures {
   let recall = 0;
   let on = 0;
   let onHits = 0;
@@ -276,14 +284,28 @@ export function gatedFigures(searches: readonly CalibrationSearch[], score: (f: 
   for (const s of searches) {
     const scores = s.hits.map((h) => score(h.features));
     const open = scores.some((v) => v >= gate);
-    const kept = open ? s.hits.filter((_, i) => scores[i]! >= floor) : [];
+    let kept = open ? s.hits.filter((_, i) => scores[i]! >= floor) : [];
+    let volume = kept.length;
+    if (budget !== null) {
+      // Served in score order while the block holds them (every hit priced; 40 tokens when unknown).
+      const order = kept.map((h) => [score(h.features), h] as const).sort((a, b) => b[0] - a[0]);
+      let used = 0;
+      kept = [];
+      for (const [, h] of order) {
+        const t = h.tokens ?? 40;
+        if (used + t > budget) continue;
+        used += t;
+        kept.push(h);
+      }
+      volume = used;
+    }
     if (s.offTopic) {
       off++;
-      offHits += kept.length;
+      offHits += volume;
       if (kept.length === 0) offEmpty++;
     } else {
       on++;
-      onHits += kept.length;
+      onHits += volume;
       recall += s.gold > 0 ? kept.filter((h) => h.relevant).length / s.gold : 0;
     }
   }
@@ -292,18 +314,19 @@ export function gatedFigures(searches: readonly CalibrationSearch[], score: (f: 
 
 /**
  * The evidence floor, fitted on the training split's dialogues (both languages): with the noise
- * floor as the gate, the lowest score on a 0.01 grid from 0.05 at which off-topic questions get at
- * most {@link FLOOR_OFF_VOLUME} of the hits on-topic ones get.
+ * floor as the gate, the lowest score on a 0.01 grid from 0.05 at which off-topic questions are
+ * served at most {@link FLOOR_OFF_VOLUME} of the tokens on-topic ones are, in blocks of
+ * {@link FLOOR_BUDGET} tokens (the product's target is 10 %: a block about nothing is almost empty).
  */
 export function fitEvidenceFloor(searches: readonly CalibrationSearch[], model: RelevanceModel, forms: readonly QueryForm[] = ['dialogue']): { floor: number; train: FloorFigures } {
   const train = searches.filter((s) => s.split === 'train' && forms.includes(s.form));
   const score = (f: RelevanceFeatures) => relevanceScore(f, model);
   for (let k = 5; k <= Math.round(NOISE_FLOOR_SCORE * 100); k++) {
     const floor = k / 100;
-    const f = gatedFigures(train, score, NOISE_FLOOR_SCORE, floor);
+    const f = gatedFigures(train, score, NOISE_FLOOR_SCORE, floor, FLOOR_BUDGET);
     if (f.offVolume <= FLOOR_OFF_VOLUME) return { floor, train: f };
   }
-  return { floor: NOISE_FLOOR_SCORE, train: gatedFigures(train, score, NOISE_FLOOR_SCORE, NOISE_FLOOR_SCORE) };
+  return { floor: NOISE_FLOOR_SCORE, train: gatedFigures(train, score, NOISE_FLOOR_SCORE, NOISE_FLOOR_SCORE, FLOOR_BUDGET) };
 }
 
 /** One bucket of the calibration curve. */
@@ -363,7 +386,7 @@ export async function measureCalibration(madialDir: string, model: RelevanceMode
   const gated: CalibrationReport['evidenceFloor']['heldout'] = [];
   for (const lang of ['en', 'zh'] as const) {
     for (const form of ['dialogue', 'prompt'] as const) {
-      gated.push({ lang, form, ...gatedFigures(held.filter((s) => s.lang === lang && s.form === form), score, NOISE_FLOOR_SCORE, EVIDENCE_FLOOR) });
+      gated.push({ lang, form, ...gatedFigures(held.filter((s) => s.lang === lang && s.form === form), score, NOISE_FLOOR_SCORE, EVIDENCE_FLOOR, FLOOR_BUDGET) });
     }
   }
   return {
@@ -372,7 +395,7 @@ export async function measureCalibration(madialDir: string, model: RelevanceMode
       `MADial per-user pools applied to an in-memory embedded index through the indexer's apply path; every test dialogue searched (limit ${CALIBRATION_DEPTH}) as the whole dialogue before its test turn and as the user's last line alone, ` +
       'on-topic (own memories, gold = relevant-id) and off-topic (the other user\'s memories, nothing relevant); dialogues with index % 3 == 0 held out; ' +
       `logistic fit on the training split; noise floor = lowest probability where off-topic hits ≤ ${FLOOR_OFF_VOLUME} × on-topic hits and ≥ ${FLOOR_OFF_EMPTY} of off-topic searches are empty (training dialogues), shifted to score ${NOISE_FLOOR_SCORE}; ` +
-      `evidence floor = lowest score (0.01 grid) where, with the noise floor gating each search (nothing kept unless its best hit reaches it), off-topic hits ≤ ${FLOOR_OFF_VOLUME} × on-topic hits (training dialogues)`,
+      `evidence floor = lowest score (0.01 grid) where, with the noise floor gating each search (nothing kept unless its best hit reaches it), off-topic served tokens ≤ ${FLOOR_OFF_VOLUME} × on-topic ones in ${FLOOR_BUDGET}-token blocks (training dialogues; a hit = its abstract's estimated tokens + ${ENTRY_MARKUP_TOKENS})`,
     inputs: RELEVANCE_INPUTS,
     model,
     refit,

@@ -102,7 +102,7 @@ describe('BudgetRenderService', () => {
       explain: true,
       query: '',
     });
-    // r4 ranks at 0.1, under the evidence floor (0.11; a best of 0.95 opens the block, a quarter of it is 0.2375): left out with room to spare.
+    // r4 ranks at 0.1, under the evidence floor (0.12; a best of 0.95 opens the block, a quarter of it is 0.2375): left out with room to spare.
     expect(res.entries.map((e) => [e.uri, e.detail])).toEqual([0, 1, 2, 3].map((i) => [`viking://resources/r${i}.md`, 'abstract']));
     expect(res.stats).toMatchObject({ belowFloor: 1, perEntryCap: 200, returned: 4 });
     expect(res.stats!.relevanceFloor).toBe(0.95 / 4);

@@ -240,9 +240,9 @@ describe('GatherService', () => {
       const r = await gatherCandidates({ queries: ['shipped the stdio MCP proxy'], peerScope: 'actor', bucketed: true, quotas, packing: 'evidence', maxTokens: 1600, explain: true });
       // 1600 tokens over 60 a row.
       expect(r.evidence!.widths[0]).toBe(27);
-      // A best at the noise floor (0.35) opens the block: the floor is then the evidence floor (0.11) or a quarter of the best.
+      // A best at the noise floor (0.35) opens the block: the floor is then the evidence floor (0.12) or a quarter of the best.
       const best = r.evidence!.bestScore!;
-      expect(r.evidence!.relevanceFloor).toBe(best >= 0.35 ? Math.max(0.11, best / 4) : 0.35);
+      expect(r.evidence!.relevanceFloor).toBe(best >= 0.35 ? Math.max(0.12, best / 4) : 0.35);
       for (const c of r.candidates) expect(c.rankedScore).toBeGreaterThanOrEqual(r.evidence!.relevanceFloor!);
       // Compat's quota of one per bucket is a prior: the pool holds at least what compat gathered above the floor.
       const pool = new Set(r.candidates.map((c) => c.uri));

@@ -526,7 +526,7 @@ describe('planEvidence examples', () => {
   });
 
   it('serves the hits that support a relevant best one down to the evidence floor (issue 20)', () => {
-    const items = [ev('a', 0.44, 'the answer'), ev('b', 0.3, 'the other half of it'), ev('c', 0.12, 'background'), ev('d', 0.1, 'noise')];
+    const items = [ev('a', 0.44, 'the answer'), ev('b', 0.3, 'the other half of it'), ev('c', 0.125, 'background'), ev('d', 0.11, 'noise')];
     const r = planEvidence(items, 1600, null, 'estimate', { fates: true });
     expect(r.entries.map((e) => e.text)).toEqual(['the answer', 'the other half of it', 'background']);
     expect(r.fates!.map((f) => f.fate)).toEqual(['served', 'served', 'served', 'noise_floor']);

@@ -238,8 +238,8 @@ describe('GatherService', () => {
       const quotas = [{ name: 'events', count: 1 }, { name: 'resources', count: 1 }];
       const compat = await gatherCandidates({ queries: ['shipped the stdio MCP proxy'], peerScope: 'actor', bucketed: true, quotas });
       const r = await gatherCandidates({ queries: ['shipped the stdio MCP proxy'], peerScope: 'actor', bucketed: true, quotas, packing: 'evidence', maxTokens: 1600, explain: true });
-      // 1600 tokens over 60 a row.
-      expect(r.evidence!.widths[0]).toBe(27);
+      // 1600 tokens over 40 a row.
+      expect(r.evidence!.widths[0]).toBe(40);
       // A best at the noise floor (0.35) opens the block: the floor is then the evidence floor (0.12) or a quarter of the best.
       const best = r.evidence!.bestScore!;
       expect(r.evidence!.relevanceFloor).toBe(best >= 0.35 ? Math.max(0.12, best / 4) : 0.35);

@@ -48,23 +48,30 @@ import {
 import { bucketContextType, categoryTargets, isMemoryBucket, withContextType, type FilterLike, type GatherFilter } from './targets';
 
 /**
- * Tokens per row of the first round: about one and a half typical entries (a short memory or an
- * abstract with its compact envelope is about 40 tokens), so that the first round usually
- * holds what the budget can serve above the evidence floor and the second round is the
- * exception (a block of short memories at 1600 tokens holds 30–40 entries).
+ * Tokens per row of the first round: a typical entry (a short memory or an abstract with its
+ * compact envelope is about 40 tokens), so that the first round holds what the budget can serve
+ * above the evidence floor and a second round is the exception. At 60 tokens a row, three
+ * English MADial requests in four at 1600 tokens came back full above the floor and ran a second,
+ * wider round (27 then 54 rows); at 40 every one ran once (40 rows).
  */
-export const FIRST_ROUND_TOKENS_PER_ROW = 60;
+export const FIRST_ROUND_TOKENS_PER_ROW = 40;
 /** The first round never asks for fewer rows than compat's default `limit`. */
 export const MIN_EVIDENCE_WIDTH = 10;
+/**
+ * Nor for more than this: above it the evidence floor, not the budget, ends a block of short
+ * memories (a MADial block holds 30–40 entries above it), and a search that comes back full
+ * still gets its second round.
+ */
+export const MAX_FIRST_ROUND_WIDTH = 50;
 
 /**
  * Rows each search asks for in the first round: the budget over {@link FIRST_ROUND_TOKENS_PER_ROW},
- * between {@link MIN_EVIDENCE_WIDTH} and {@link EVIDENCE_MAX_CANDIDATES} (400 → 10, 1600 → 27,
- * 4000 → 67).
+ * between {@link MIN_EVIDENCE_WIDTH} and {@link MAX_FIRST_ROUND_WIDTH} (400 → 10, 1600 → 40,
+ * 4000 → 50).
  */
 export function initialEvidenceWidth(maxTokens: number): number {
   const max = Math.max(1, Math.trunc(Number(maxTokens)) || 1);
-  return Math.min(EVIDENCE_MAX_CANDIDATES, Math.max(MIN_EVIDENCE_WIDTH, Math.ceil(max / FIRST_ROUND_TOKENS_PER_ROW)));
+  return Math.min(MAX_FIRST_ROUND_WIDTH, Math.max(MIN_EVIDENCE_WIDTH, Math.ceil(max / FIRST_ROUND_TOKENS_PER_ROW)));
 }
 
 /** Peer scans ask for four times the width (the actor's own peer hits are dropped from them), bounded. */

@@ -12,7 +12,7 @@ import type { HopCosts, LatencyResult, StoreLegs } from './latency';
 import type { LongmemReport } from './longmem';
 import type { MadialReport } from './madial';
 import type { SessionRescueResult } from './sessions';
-import type { AnnMeasurement, LexicalAlternatives } from './search-engines';
+import type { AnnMeasurement, LexicalAlternatives, LexicalEnginesReport } from './search-engines';
 import type { StartupRun } from './startup';
 import type { Summary } from './stats';
 import type { ThroughputRun } from './throughput';
@@ -106,6 +106,8 @@ export interface BenchReport {
   hooks?: HooksResult;
   /** Overflow recovery on a 100,000-event session, cold and warm (`sessions` section). */
   sessions?: SessionRescueResult;
+  /** SQLite FTS5 fed the ranking's terms against the block-max index (`lexical` section, issue 21). */
+  lexicalEngines?: LexicalEnginesReport;
   /** Notes: what would reach a missed latency target, sections not run, failures. */
   notes: string[];
   targets?: TargetRow[];
@@ -536,6 +538,23 @@ export function lexicalAlternativeRows(r: BenchReport): string[][] {
   return rows;
 }
 
+/** Rows of the lexical section's table: FTS5 fed the ranking's terms against the block-max index, by size, and MADial with each leg. */
+export function lexicalEngineRows(r: BenchReport): string[][] {
+  const x = r.lexicalEngines;
+  const rows: string[][] = [['lexical leg (default corpus, top 200)', 'documents', 'rows', 'leg ms p50 / p95 / p99', 'lexical-only search ms p50', 'overlap@10 with exact BM25', 'MADial recall@5 en / zh', 'evidence recall (mean of rows)']];
+  if (!x) return rows;
+  const quality = (engine: string) => {
+    const q = x.quality.find((e) => e.engine === engine);
+    if (!q) return ['–', '–'];
+    const ev = q.evidence.length ? q.evidence.reduce((a, e) => a + e.recall, 0) / q.evidence.length : Number.NaN;
+    return [`${fmt(q.madial.en?.recall5, 3)} / ${fmt(q.madial.zh?.recall5, 3)}`, fmt(ev, 3)];
+  };
+  for (const [size, s] of Object.entries(x.sizes)) {
+    for (const e of s.engines) rows.push([e.engine === 'fts5' ? 'SQLite FTS5, bm25() in SQL' : 'block-max index', fmt(Number(size)), fmt(s.rows), pct(e.leg), fmt(e.search.p50), fmt(e.overlap10, 3), ...quality(e.engine)]);
+  }
+  return rows;
+}
+
 /** Rows of the MADial table. */
 export function madialRows(r: BenchReport): string[][] {
   const rows: string[][] = [['MADial-Bench', 'lang', 'recall@5', 'recall@10', 'nDCG@5']];
@@ -559,6 +578,7 @@ export function textSummary(r: BenchReport): string {
     textTable(throughputRows(r)),
     ...(r.docs ? [textTable(latencyRows(r, 'docs')), textTable(throughputRows(r, 'docs')), textTable(lexicalAlternativeRows(r))] : []),
     textTable(madialRows(r)),
+    ...(r.lexicalEngines ? [textTable(lexicalEngineRows(r))] : []),
     ...(r.evidence ? [textTable(evidenceRows(r))] : []),
     ...(r.evidence?.offTopic?.length ? [textTable(offTopicRows(r))] : []),
     ...(r.longmem ? [textTable(longmemRows(r))] : []),
@@ -581,6 +601,7 @@ export function markdownSummary(r: BenchReport): string {
     markdownTable(throughputRows(r)),
     ...(r.docs ? [markdownTable(latencyRows(r, 'docs')), markdownTable(throughputRows(r, 'docs')), markdownTable(lexicalAlternativeRows(r))] : []),
     markdownTable(madialRows(r)),
+    ...(r.lexicalEngines ? [markdownTable(lexicalEngineRows(r))] : []),
     ...(r.evidence ? [markdownTable(evidenceRows(r))] : []),
     ...(r.evidence?.offTopic?.length ? [markdownTable(offTopicRows(r))] : []),
     ...(r.longmem ? [markdownTable(longmemRows(r))] : []),

@@ -1,14 +1,16 @@
 import type { BenchQuery } from './corpus';
 import type { BenchReport } from './report';
-import { addNotes, balancedQueries, parseArgs, parseMeshEnv, SECTIONS, throughputSize, UsageError } from './run';
+import { addNotes, balancedQueries, DEFAULT_SECTIONS, parseArgs, parseMeshEnv, SECTIONS, throughputSize, UsageError } from './run';
 import { summarize } from './stats';
 
 describe('parseArgs', () => {
-  it('defaults to the full run: 1k, 10k and 100k nodes, every section', () => {
+  it('defaults to the full run: 1k, 10k and 100k nodes, every section but those run on request', () => {
     const o = parseArgs([]);
     expect(o.quick).toBe(false);
     expect(o.sizes).toEqual([1_000, 10_000, 100_000]);
-    expect([...o.sections]).toEqual([...SECTIONS]);
+    expect([...o.sections]).toEqual([...DEFAULT_SECTIONS]);
+    expect(SECTIONS.filter((s) => !o.sections.has(s))).toEqual(['lexical']);
+    expect([...parseArgs(['--only', 'lexical']).sections]).toEqual(['lexical']);
     expect(o.out.endsWith('bench/results/latest.json')).toBe(true);
     expect(o.markdownFrom).toBeNull();
   });

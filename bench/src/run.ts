@@ -9,8 +9,9 @@
  *   npm run bench                     1k, 10k and 100k nodes (< 30 min on 2 cores)
  *   npm run bench -- --only latency,budget --sizes 1000
  *   npm run bench -- --markdown       print the README tables of the last report and exit
+ *   npm run bench -- --only lexical   FTS5 against the block-max index (issue 21; not in the default run)
  *
- * Sections: startup, madial, calibration, evidence, longmem, ingest, latency, budget, throughput, hooks, sessions (see README.md).
+ * Sections: startup, madial, calibration, evidence, longmem, ingest, latency, budget, throughput, hooks, sessions; lexical on request (see README.md).
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,8 +22,9 @@ import { DB_FILE, startMesh, type Mesh } from '@ctxmesh/ctxmesh';
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { createOutliner } from '@ctxmesh/outline';
 import { silentLogger, type Env } from '@ctxmesh/runtime';
-import { DEFAULT_TUNING, NatsEventBus, openEmbeddedDb } from '@ctxmesh/stores';
-import { measureAnn, measureLexicalAlternatives } from './search-engines';
+import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { DEFAULT_TUNING, EmbeddedVectorIndex, NatsEventBus, openEmbeddedDb } from '@ctxmesh/stores';
+import { Fts5Lexical, LEG_RUN_DEPTH, decideLexicalEngine, measureAnn, measureLexicalAlternatives, measureLexicalLegs, swapLexicalLeg, type LexicalEnginesReport } from './search-engines';
 import { measureBudgetHonesty } from './budget';
 import { RequestCapture } from './capture';
 import { busNames, deleteStreams, startCluster } from './cluster';
@@ -45,10 +47,19 @@ import { measureHooks } from './hooks';
 import { measureSessionRescue } from './sessions';
 
 /** Sections of a run. */
-export const SECTIONS = ['startup', 'madial', 'calibration', 'evidence', 'longmem', 'ingest', 'latency', 'budget', 'throughput', 'hooks', 'sessions'] as const;
+export const SECTIONS = ['startup', 'madial', 'calibration', 'evidence', 'longmem', 'ingest', 'latency', 'budget', 'throughput', 'hooks', 'sessions', 'lexical'] as const;
 
 /** A section name. */
 export type Section = (typeof SECTIONS)[number];
+
+/**
+ * Sections a run without `--only` leaves out: `lexical` (issue 21) loads its own 100,000
+ * documents and runs MADial twice, to decide one question; it is run when asked for.
+ */
+export const ON_REQUEST: readonly Section[] = ['lexical'];
+
+/** The sections of a run without `--only`. */
+export const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => !ON_REQUEST.includes(s));
 
 /** Everything a run is parameterised by. */
 export interface RunOptions {
@@ -180,7 +191,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     ingestConcurrency: 16,
     budgetQueries: quick ? 24 : 80,
     startupRuns: quick ? 1 : 3,
-    sections: new Set(SECTIONS),
+    sections: new Set(DEFAULT_SECTIONS),
     natsUrl: env.NATS_URL ?? 'nats://127.0.0.1:4222',
     madialDir: env.MADIAL_DIR ?? resolve(REPO_ROOT, '..', 'shared', 'data', 'madial-bench'),
     meshEnv: {},
@@ -475,6 +486,10 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
       });
     }
 
+    if (on('lexical')) {
+      await section('lexical', () => lexicalEngines(o, report, scratch, save));
+    }
+
     if ((on('latency') || on('budget') || on('throughput')) && o.profiles.includes('default')) {
       await section('main', () => mainMesh(o, defaultProfile(o), report, report, scratch, save));
     }
@@ -494,6 +509,74 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
     rmSync(scratch, { recursive: true, force: true });
   }
   return report;
+}
+
+/**
+ * The lexical section (issue 21, item 5): SQLite FTS5 fed the ranking's own terms against the
+ * block-max index. On the default corpus, loaded through the indexer's apply path into an
+ * embedded index of its own (no dense index: the legs are lexical), at each `--sizes` size:
+ * both legs on the same rows and queries (`measureLexicalLegs`). Then MADial (per-user pools)
+ * through the gateway of a mesh whose search runs in its own process (`CTXMESH_SEARCH_THREAD=off`),
+ * once with the store's leg and once with FTS5's in its place (`swapLexicalLeg`): `/find`
+ * recall@5 and the evidence section's recall. Last, the issue's rule on those figures.
+ */
+async function lexicalEngines(o: RunOptions, report: BenchReport, scratch: string, save: () => void): Promise<void> {
+  const out: LexicalEnginesReport = { corpus: 'default', legDepth: LEG_RUN_DEPTH, sizes: {}, quality: [] };
+  report.lexicalEngines = out;
+  const dir = join(scratch, 'lexical');
+  mkdirSync(dir, { recursive: true });
+  const dbPath = join(dir, DB_FILE);
+  const db = openEmbeddedDb(dbPath);
+  const embedder = new LexicalEmbedder({ dimension: 256 });
+  const index = new EmbeddedVectorIndex(db, { dimension: embedder.dimension, ann: false });
+  const fts = new Fts5Lexical(join(dir, 'fts5.db'));
+  const outliner = await loadOutliner();
+  const queries = defaultProfile(o).queries;
+  try {
+    let loaded = 0;
+    for (const size of o.sizes) {
+      log(`lexical: load documents ${loaded}…${size - 1} (default corpus) through the indexer's apply path`);
+      await bulkLoad(index, embedder, outliner, loaded, size, { onProgress: (d, t) => log(`  load: ${d}/${t}`) });
+      loaded = size;
+      log(`lexical: ${size} documents: FTS5 mirror, then both legs × ${queries.length} queries × 2 passes, and the lexical-only search with each`);
+      const m = await measureLexicalLegs(dbPath, index, fts, queries);
+      out.sizes[String(size)] = m;
+      const [b, f] = m.engines;
+      log(`lexical: ${fmt(m.rows)} rows: leg p50 block-max ${fmt(b?.leg.p50)} ms, FTS5 ${fmt(f?.leg.p50)} ms; overlap@10 ${fmt(b?.overlap10, 3)} / ${fmt(f?.overlap10, 3)}; FTS5 = block-max top 10 ${fmt(m.agreement.overlap10, 3)}`);
+      save();
+    }
+  } finally {
+    fts.close();
+    await index.close();
+    db.close();
+  }
+  if (!madialAvailable(o.madialDir)) throw new Error(`MADial-Bench not found in ${o.madialDir} (set --madial or MADIAL_DIR)`);
+  for (const engine of ['block-max', 'fts5'] as const) {
+    log(`lexical: MADial (pool user) through the gateway, ${engine} leg: /find recall, then the evidence section's dialogues`);
+    const q = await withMesh(meshEnv(join(scratch, `lexical-madial-${engine}`), { CTXMESH_SEARCH_THREAD: 'off' }), async (mesh, client) => {
+      let undo = (): void => undefined;
+      let mirror: Fts5Lexical | null = null;
+      if (engine === 'fts5') {
+        if (!(mesh.index instanceof EmbeddedVectorIndex)) throw new Error('lexical: the mesh does not run the embedded index');
+        mirror = new Fts5Lexical(join(dir, 'madial-fts5.db'));
+        undo = swapLexicalLeg(mesh.index, mirror);
+      }
+      try {
+        const madial = await measureMadial(client, o.madialDir, { pools: ['user'] });
+        const evidence = await measureEvidence(client, o.madialDir, { pools: ['user'], cases: o.quick ? 40 : undefined, log });
+        return { engine, madial: madial.ctxmesh.user, evidence: evidence.rows.filter((r) => r.split === 'all') };
+      } finally {
+        undo();
+        mirror?.close();
+      }
+    });
+    out.quality.push(q);
+    log(`lexical: ${engine}: MADial recall@5 en ${fmt(q.madial.en?.recall5, 3)}, zh ${fmt(q.madial.zh?.recall5, 3)}`);
+    save();
+  }
+  out.decision = decideLexicalEngine(out);
+  const d = out.decision;
+  log(`lexical: FTS5 ${d.fts5Qualifies ? 'meets' : 'does not meet'} the rule: recall@5 Δ ${fmt(d.recall5Delta, 4)}, evidence Δ ${fmt(d.evidenceDelta, 4)}, leg p50 ratio ${Object.entries(d.legRatio).map(([k, v]) => `${k}: ${fmt(v, 3)}×`).join(', ')}`);
 }
 
 /** How one corpus profile is generated and measured. */

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { EmbeddedDb } from './db';
 import { bm25Idf, bm25Tf } from '../ranking/bm25';
 import { decodeTermCounts as decodePending, encodeTermCounts } from '../ranking/terms';
@@ -407,23 +408,14 @@ export class LexicalIndex {
     return out.length > 0 ? { terms: out, avgLen } : null;
   }
 
-  /** Headers of a term's blocks: from memory while the term has not changed since they were read. */
-  private readonly headerCache = new Map<number, TermBlocks>();
-  private headerCount = 0;
-  /** Decoded blocks by `tid:tier:first:ver` (insertion order = recency). */
-  private readonly blockCache = new Map<string, Block>();
-  private cachedPostings = 0;
+  /** Headers of a term's blocks by term id, weighed by their blocks: from memory while the term has not changed since they were read. */
+  private readonly headerCache = new LRUCache<number, TermBlocks>({ maxSize: HEADER_CACHE_BLOCKS, sizeCalculation: (tb) => Math.max(1, tb.blocks.length) });
+  /** Decoded blocks by `tid:tier:first:ver`, weighed by their postings. */
+  private readonly blockCache = new LRUCache<string, Block>({ maxSize: BLOCK_CACHE_POSTINGS, sizeCalculation: (b) => Math.max(1, b.ids.length) });
 
   private blocksOf(tid: number, ver: number, avgLen: number, colWeight: number): TermBlocks {
     let tb = this.headerCache.get(tid);
-    if (tb) {
-      this.headerCache.delete(tid);
-      if (tb.ver !== ver) {
-        this.headerCount -= tb.blocks.length;
-        tb = undefined;
-      }
-    }
-    if (!tb) {
+    if (tb?.ver !== ver) {
       const blocks = (this.st.headers.all(tid) as Array<[number, number, number, number, number, number, number]>).map(([tier, first, last, n, maxTf, minLen, bver]) => ({
         tier,
         first,
@@ -437,19 +429,13 @@ export class LexicalIndex {
       for (const b of blocks) tierStart[b.tier + 1]! += 1;
       for (let i = 1; i <= TIERS; i++) tierStart[i]! += tierStart[i - 1]!;
       tb = { ver, blocks, tierStart, avgLen: Number.NaN, order: new Int32Array(0), tfBound: new Float64Array(0) };
-      this.headerCount += blocks.length;
+      this.headerCache.set(tid, tb);
     }
     // The bounds and their order depend on the mean row length (stable while nothing is written).
     if (tb.avgLen !== avgLen || tb.tfBound.length !== tb.blocks.length) {
       tb.tfBound = Float64Array.from(tb.blocks, (b) => bm25Tf(colWeight * b.maxTf, b.minLen, avgLen));
       tb.order = Int32Array.from(tb.blocks.keys()).sort((a, b) => tb!.tfBound[b]! - tb!.tfBound[a]!);
       tb.avgLen = avgLen;
-    }
-    this.headerCache.set(tid, tb);
-    while (this.headerCount > HEADER_CACHE_BLOCKS && this.headerCache.size > 1) {
-      const [oldest, v] = this.headerCache.entries().next().value as [number, TermBlocks];
-      this.headerCache.delete(oldest);
-      this.headerCount -= v.blocks.length;
     }
     return tb;
   }
@@ -465,11 +451,8 @@ export class LexicalIndex {
       const h = t.tb.blocks[bi]!;
       const key = `${t.tid}:${h.tier}:${h.first}:${h.ver}`;
       const b = this.blockCache.get(key);
-      if (b) {
-        this.blockCache.delete(key);
-        this.blockCache.set(key, b);
-        out[bi - lo] = b;
-      } else missing++;
+      if (b) out[bi - lo] = b;
+      else missing++;
     }
     if (missing === 0) return out;
     if (missing <= 2) {
@@ -492,12 +475,6 @@ export class LexicalIndex {
   /** Keep a decoded block in the cache (evicting the least recently used beyond its budget). */
   private remember(tid: number, h: Header, b: Block): Block {
     this.blockCache.set(`${tid}:${h.tier}:${h.first}:${h.ver}`, b);
-    this.cachedPostings += b.ids.length;
-    while (this.cachedPostings > BLOCK_CACHE_POSTINGS) {
-      const [oldest, v] = this.blockCache.entries().next().value as [string, Block];
-      this.blockCache.delete(oldest);
-      this.cachedPostings -= v.ids.length;
-    }
     return b;
   }
 
@@ -506,11 +483,7 @@ export class LexicalIndex {
     const h = t.tb.blocks[bi]!;
     const key = `${t.tid}:${h.tier}:${h.first}:${h.ver}`;
     const b = this.blockCache.get(key);
-    if (b) {
-      this.blockCache.delete(key);
-      this.blockCache.set(key, b);
-      return b;
-    }
+    if (b) return b;
     return this.remember(t.tid, h, decodeBlock(this.st.data.get(t.tid, h.tier, h.first) as Buffer, h.first, h.n));
   }
 

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import type { EmbeddedDb } from './db';
 import { type TermClass, type TermGroup, impactTier, storedLen, storedTf } from './lexical-blocks';
 import type { Block } from './postings';
@@ -46,7 +47,10 @@ interface PartTerm extends TermName {
   postings: number[];
 }
 
-/** Postings of the query lists a mirror keeps between syncs (least recently used terms go first): 7 bytes each. */
+/**
+ * Postings of the query lists a mirror keeps between syncs (least recently used terms go first):
+ * 7 bytes each; a term without pending postings counts as one.
+ */
 const LIST_CACHE_POSTINGS = 1_000_000;
 
 /** Slots a part numbers before it compacts (packed postings must stay small integers). */
@@ -241,8 +245,10 @@ export class TailMirror {
    * Query lists built, by term: valid while the parts, their kills and the term's postings in
    * each are what they were (a search between two writes, or a term no write since touched).
    */
-  private readonly listCache = new Map<string, { after: number; sig: number[]; parts: number[]; out: { lists: TailList[]; df: number } }>();
-  private cachedPostings = 0;
+  private readonly listCache = new LRUCache<string, { after: number; sig: number[]; parts: number[]; out: { lists: TailList[]; df: number } }>({
+    maxSize: LIST_CACHE_POSTINGS,
+    sizeCalculation: (e) => Math.max(1, e.out.df),
+  });
   /** Rows this connection wrote since the last sync, by id, with their terms as the write had them. */
   private readonly staged = new Map<number, { ver: number; encoded: string; main: ReadonlyMap<string, number>; minor: ReadonlyMap<string, number> }>();
   private readonly st: Record<'ver' | 'state' | 'newRows' | 'ids', Database.Statement>;
@@ -290,7 +296,6 @@ export class TailMirror {
       this.syncedVer = -1;
       this.sealedFor = 0;
       this.listCache.clear();
-      this.cachedPostings = 0;
     }
     const state = (this.st.state.get() as TailState | undefined) ?? NO_STATE;
     const since = Math.max(this.syncedVer, 0);
@@ -382,22 +387,9 @@ export class TailMirror {
     const sig: number[] = [];
     for (const p of this.parts) sig.push(p.kills, p.termOf(t.account, t.cls, t.term)?.postings.length ?? 0);
     const hit = this.listCache.get(key);
-    if (hit) {
-      this.listCache.delete(key);
-      if (hit.after === after && hit.parts.length === this.parts.length && hit.parts.every((p, i) => p === this.parts[i]!.serial) && hit.sig.every((v, i) => v === sig[i])) {
-        this.listCache.set(key, hit);
-        return hit.out;
-      }
-      this.cachedPostings -= hit.out.df;
-    }
+    if (hit && hit.after === after && hit.parts.length === this.parts.length && hit.parts.every((p, i) => p === this.parts[i]!.serial) && hit.sig.every((v, i) => v === sig[i])) return hit.out;
     const out = this.build(t, after);
     this.listCache.set(key, { after, sig, parts: this.parts.map((p) => p.serial), out });
-    this.cachedPostings += out.df;
-    while (this.cachedPostings > LIST_CACHE_POSTINGS && this.listCache.size > 1) {
-      const [oldest, v] = this.listCache.entries().next().value as [string, { out: { df: number } }];
-      this.listCache.delete(oldest);
-      this.cachedPostings -= v.out.df;
-    }
     return out;
   }
 

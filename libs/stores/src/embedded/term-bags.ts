@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { DocTerms } from '../ranking/terms';
 import { lexicalSource } from './rows';
 import type { Statements } from './statements';
@@ -13,8 +14,8 @@ const BAG_MEMO_ROWS = 4096;
  * (`vi_bags`), else — rows written before that table existed — the row's text, re-tokenised.
  */
 export class TermBags implements RowMemo {
-  /** Terms of rows by id (insertion order = recency). */
-  private readonly memo = new Map<number, DocTerms>();
+  /** Terms of rows by id. */
+  private readonly memo = new LRUCache<number, DocTerms>({ max: BAG_MEMO_ROWS });
 
   /** @param minorWeight weight of CJK unigram terms (the tuning's) */
   constructor(
@@ -38,12 +39,8 @@ export class TermBags implements RowMemo {
     const fetch: number[] = [];
     for (const id of ids) {
       const bag = this.memo.get(id);
-      if (bag) {
-        // Re-insert: a Map iterates in insertion order, so the memo's first key is the least recently used.
-        this.memo.delete(id);
-        this.memo.set(id, bag);
-        out.set(id, bag);
-      } else fetch.push(id);
+      if (bag) out.set(id, bag);
+      else fetch.push(id);
     }
     if (fetch.length > 0) {
       type BagRow = { id: number; terms: string | null; lexical_text: string | null; abstract: string | null; body: string | null; title: string | null };
@@ -60,7 +57,6 @@ export class TermBags implements RowMemo {
         out.set(r.id, bag);
         this.memo.set(r.id, bag);
       }
-      while (this.memo.size > BAG_MEMO_ROWS) this.memo.delete(this.memo.keys().next().value as number);
     }
     return out;
   }

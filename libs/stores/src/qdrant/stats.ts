@@ -1,4 +1,5 @@
 import type { Schemas } from '@qdrant/js-client-rest';
+import { LRUCache } from 'lru-cache';
 import { type CorpusStats, type DfKey, dfKey } from '../ranking/query';
 import { canBeMinor } from '../ranking/terms';
 import { P, STATE_LIVE } from './schema';
@@ -86,7 +87,10 @@ export interface CorpusStatsOptions {
   ttlMs?: number;
   /** Requests in flight at once. @default 16 */
   concurrency?: number;
-  /** Figures kept (the least recently used account goes first beyond it). @default 50000 */
+  /**
+   * Figures kept (the least recently used account goes first beyond it; an account that alone
+   * holds more is not kept). @default 50000
+   */
   maxEntries?: number;
   /** Clock in ms (tests). @default Date.now */
   now?: () => number;
@@ -99,11 +103,10 @@ interface Entry {
 
 /** Per-account cache of {@link CorpusStats} figures fetched from Qdrant (see the top of this file). */
 export class CorpusStatsCache {
-  private readonly accounts = new Map<string, Map<string, Entry>>();
-  private entries = 0;
+  /** Each account's figures by key, the account weighed by its figures. */
+  private readonly accounts: LRUCache<string, Map<string, Entry>>;
   private readonly ttlMs: number;
   private readonly concurrency: number;
-  private readonly maxEntries: number;
   private readonly now: () => number;
   private running = 0;
   private readonly waiting: Array<() => void> = [];
@@ -114,8 +117,8 @@ export class CorpusStatsCache {
   ) {
     this.ttlMs = Math.max(0, opts.ttlMs ?? 1000);
     this.concurrency = Math.max(1, Math.floor(opts.concurrency ?? 16));
-    this.maxEntries = Math.max(1, Math.floor(opts.maxEntries ?? 50_000));
     this.now = opts.now ?? Date.now;
+    this.accounts = new LRUCache({ maxSize: Math.max(1, Math.floor(opts.maxEntries ?? 50_000)), sizeCalculation: (m) => Math.max(1, m.size) });
   }
 
   /**
@@ -137,43 +140,24 @@ export class CorpusStatsCache {
 
   /** Forget an account's figures (after a write to it). */
   invalidate(account: string): void {
-    const m = this.accounts.get(account);
-    if (!m) return;
-    this.entries -= m.size;
     this.accounts.delete(account);
   }
 
   private figure(account: string, key: string, fetch: () => Promise<number>): Promise<number> {
-    let m = this.accounts.get(account);
-    if (m) {
-      // Re-insert: the first account of the map is the least recently used.
-      this.accounts.delete(account);
-      this.accounts.set(account, m);
-    } else {
-      m = new Map();
-      this.accounts.set(account, m);
-    }
+    const m = this.accounts.get(account) ?? new Map<string, Entry>();
     const e = m.get(key);
     const now = this.now();
     if (e && now - e.at < this.ttlMs) return e.value;
-    if (e) this.entries--;
     const value = this.limited(fetch);
     const entry = { at: now, value };
     m.set(key, entry);
-    this.entries++;
-    // A failed request is not remembered.
+    // Set again, so the account weighs the figures it holds now.
+    this.accounts.set(account, m);
+    // A failed request is not remembered (its account weighs it until its next figure).
     value.catch(() => {
-      const cur = this.accounts.get(account);
-      if (cur?.get(key) === entry) {
-        cur.delete(key);
-        this.entries--;
-      }
+      const cur = this.accounts.peek(account);
+      if (cur?.get(key) === entry) cur.delete(key);
     });
-    while (this.entries > this.maxEntries && this.accounts.size > 1) {
-      const [oldest, om] = this.accounts.entries().next().value as [string, Map<string, Entry>];
-      this.accounts.delete(oldest);
-      this.entries -= om.size;
-    }
     return value;
   }
 

@@ -201,27 +201,9 @@ export interface FloorFigures {
   offEmpty: number;
 }
 
-/** {@link FloorFigures} of searches whose hits are scored by `score`, at floor `t`. */
+/** {@link FloorFigures} of searches whose hits are scored by `score`, at floor `t` (the floor as its own gate). */
 export function floorFigures(searches: readonly CalibrationSearch[], score: (f: RelevanceFeatures) => number, t: number): FloorFigures {
-  let recall = 0;
-  let on = 0;
-  let onHits = 0;
-  let offHits = 0;
-  let off = 0;
-  let offEmpty = 0;
-  for (const s of searches) {
-    const kept = s.hits.filter((h) => score(h.features) >= t);
-    if (s.offTopic) {
-      off++;
-      offHits += kept.length;
-      if (kept.length === 0) offEmpty++;
-    } else {
-      on++;
-      onHits += kept.length;
-      recall += s.gold > 0 ? kept.filter((h) => h.relevant).length / s.gold : 0;
-    }
-  }
-  return { recall: on ? recall / on : 0, offVolume: onHits ? offHits / onHits : off ? Infinity : 0, offEmpty: off ? offEmpty / off : 1 };
+  return gatedFigures(searches, score, t, t);
 }
 
 /** The fitted model, its floor and the training figures at it. */

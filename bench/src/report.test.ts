@@ -66,6 +66,15 @@ describe('evaluateTargets', () => {
     expect(t['madial-r5-zh']).toMatchObject({ met: null });
   });
 
+  it('judges the docs corpus ingest only when the ingest section wrote it', () => {
+    const ids = (r: BenchReport) => Object.fromEntries(evaluateTargets(r).map((x) => [x.id, x]));
+    expect(ids(report({ ingest: { embedded: ingest(1200) } }))['docs-ingest-embedded']).toBeUndefined();
+    const t = ids(report({ ingest: { docs: { embedded: ingest(300) } } }));
+    expect(t['docs-ingest-embedded']).toMatchObject({ measured: 300, met: false });
+    expect(t['docs-ingest-nats']).toMatchObject({ measured: null, met: null });
+    expect(t['ingest-embedded']).toMatchObject({ measured: null, met: null });
+  });
+
   it('judges the docs profile ANN recall at the largest size that measured it', () => {
     const ann = (rows: number, recall10: number) => ({ rows, buildMs: 1, recall10, ann: summarize([1]), exact: summarize([2]), crossoverRows: 1 });
     const size = (n: number, a?: ReturnType<typeof ann>) => ({ nodes: n, points: n * 5, load: { docs: n, ms: 1, docsPerSecond: 1, optimizeMs: null }, ...(a ? { ann: a } : {}) });

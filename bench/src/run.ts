@@ -445,25 +445,31 @@ export async function runBench(o: RunOptions): Promise<BenchReport> {
 
     if (on('ingest')) {
       report.ingest = {};
-      const items = [...docs(INGEST_OFFSET, INGEST_OFFSET + o.ingestDocs)];
-      await section('ingest.embedded', async () => {
-        log(`ingest: ${o.ingestDocs} writes through the gateway, in-process bus`);
-        report.ingest!.embedded = await withMesh(meshEnv(join(scratch, 'ingest-embedded')), (_m, client) => ingestThroughGateway(client, items, o.ingestConcurrency));
-        log(`ingest (embedded bus): ${fmt(report.ingest!.embedded.docsPerSecond)} docs/s`);
-      });
-      if (o.natsUrl) {
-        const natsUrl = o.natsUrl;
-        await section('ingest.nats', async () => {
-          log(`ingest: ${o.ingestDocs} writes through the gateway, NATS JetStream`);
-          const names = busNames(`benchi${process.pid}x${Date.now().toString(36)}`);
-          try {
-            report.ingest!.nats = await withMesh(meshEnv(join(scratch, 'ingest-nats'), { NATS_URL: natsUrl, ...names }), (_m, client) => ingestThroughGateway(client, items, o.ingestConcurrency));
-          } finally {
-            await deleteStreams(natsUrl, NatsEventBus.streamsOf(names.CTXMESH_INGEST_STREAM!)).catch(() => undefined);
-          }
-          log(`ingest (NATS): ${fmt(report.ingest!.nats.docsPerSecond)} docs/s`);
+      // One run per selected profile: the default corpus (mostly short memories) into
+      // `ingest.embedded`/`ingest.nats`, the docs corpus (long markdown, code, a third Chinese) into `ingest.docs`.
+      for (const profile of o.profiles) {
+        const items = [...(profile === 'docs' ? docsDocs : docs)(INGEST_OFFSET, INGEST_OFFSET + o.ingestDocs)];
+        const sink = profile === 'docs' ? (report.ingest.docs = {}) : report.ingest;
+        const tag = profile === 'docs' ? 'ingest.docs' : 'ingest';
+        await section(`${tag}.embedded`, async () => {
+          log(`${tag}: ${o.ingestDocs} writes through the gateway, in-process bus`);
+          sink.embedded = await withMesh(meshEnv(join(scratch, `${tag}-embedded`)), (_m, client) => ingestThroughGateway(client, items, o.ingestConcurrency));
+          log(`${tag} (embedded bus): ${fmt(sink.embedded.docsPerSecond)} docs/s`);
         });
-      } else report.notes.push('ingest with NATS not measured (--no-nats)');
+        if (o.natsUrl) {
+          const natsUrl = o.natsUrl;
+          await section(`${tag}.nats`, async () => {
+            log(`${tag}: ${o.ingestDocs} writes through the gateway, NATS JetStream`);
+            const names = busNames(`benchi${process.pid}x${Date.now().toString(36)}`);
+            try {
+              sink.nats = await withMesh(meshEnv(join(scratch, `${tag}-nats`), { NATS_URL: natsUrl, ...names }), (_m, client) => ingestThroughGateway(client, items, o.ingestConcurrency));
+            } finally {
+              await deleteStreams(natsUrl, NatsEventBus.streamsOf(names.CTXMESH_INGEST_STREAM!)).catch(() => undefined);
+            }
+            log(`${tag} (NATS): ${fmt(sink.nats.docsPerSecond)} docs/s`);
+          });
+        } else report.notes.push(`${tag} with NATS not measured (--no-nats)`);
+      }
     }
 
     if (on('hooks')) {

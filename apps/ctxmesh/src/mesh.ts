@@ -218,6 +218,7 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
         outliner,
         bus,
         embedBatchSize: cfg.indexer.INDEXER_EMBED_BATCH,
+        recordThreads: cfg.indexer.INDEXER_RECORD_THREADS,
         consumer: {
           durable: cfg.indexer.INDEXER_DURABLE,
           subjects: [cfg.indexer.CTXMESH_INGEST_SUBJECTS],

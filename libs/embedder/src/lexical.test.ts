@@ -41,6 +41,15 @@ describe('LexicalEmbedder', () => {
     expect(new LexicalEmbedder({ dimension: 256 }).id).toBe('lexical-v1-d256');
   });
 
+  it('rebuilds itself from its options, with the same id and vectors', () => {
+    for (const original of [new LexicalEmbedder(), new LexicalEmbedder({ dimension: 512, weights: { charGram: 0.5 } })]) {
+      const copy = new LexicalEmbedder(structuredClone(original.options));
+      expect(copy.id).toBe(original.id);
+      expect(copy.dimension).toBe(original.dimension);
+      expect(copy.embedOne('The Harbour pilot boards at dawn, 港口引航员')).toEqual(original.embedOne('The Harbour pilot boards at dawn, 港口引航员'));
+    }
+  });
+
   describe('cosine calibration around the 0.35 client threshold', () => {
     const cases: Array<[string, string, string]> = [
       [

@@ -70,6 +70,7 @@ export class LexicalEmbedder implements Embedder {
   readonly supportsImages = false;
   private readonly w: LexicalFeatureWeights;
   private readonly mask: number;
+  private readonly given: LexicalEmbedderOptions;
 
   constructor(opts: LexicalEmbedderOptions = {}) {
     const dim = opts.dimension ?? 256;
@@ -83,6 +84,16 @@ export class LexicalEmbedder implements Embedder {
     // The id changes with anything that changes the vectors, so stored vectors are never
     // compared with incompatible ones.
     this.id = `lexical-v1-d${dim}` + (custom ? `-${hash32(JSON.stringify(this.w)).toString(16)}` : '');
+    this.given = { dimension: dim, ...(opts.weights ? { weights: { ...opts.weights } } : {}) };
+  }
+
+  /**
+   * The options this embedder was built with: `new LexicalEmbedder(options)` anywhere else (a
+   * worker thread) builds one with the same {@link id} and the same vectors. Plain data (it
+   * survives `postMessage`).
+   */
+  get options(): LexicalEmbedderOptions {
+    return { dimension: this.given.dimension, ...(this.given.weights ? { weights: { ...this.given.weights } } : {}) };
   }
 
   /** Embed a batch (see {@link embedOne}). */

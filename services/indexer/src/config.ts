@@ -3,6 +3,7 @@
  * embedder variables are the shared `storeSchema` of `@ctxmesh/stores`, the same gather and
  * tier-reader read, so every side opens the same index and builds comparable vectors.
  */
+import { availableParallelism } from 'node:os';
 import { env, type Env } from '@ctxmesh/runtime';
 import { loadConfigWithStore, storeSchema } from '@ctxmesh/stores';
 
@@ -39,10 +40,21 @@ export const schema = {
   INDEXER_RETRY_DELAY_MS: env.int(1000, 1, 60_000),
   /** Texts per embedder call. */
   INDEXER_EMBED_BATCH: env.int(64, 1, 4096),
+  /**
+   * Worker threads that build the written documents' records (chunks, overviews, code outlines)
+   * and, with the built-in lexical embedder, their vectors, off the event loop; 0 builds them
+   * on the main thread. Default: one core less than the machine has, at least 1, at most 4.
+   */
+  INDEXER_RECORD_THREADS: env.int(defaultRecordThreads(), 0, 64),
 
   /** Vector store and embedder: the variables gather and tier-reader read too (`@ctxmesh/stores`). */
   ...storeSchema,
 };
+
+/** {@link schema}'s default of `INDEXER_RECORD_THREADS`: the cores left beside the event loop (1–4). */
+export function defaultRecordThreads(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(4, cores - 1));
+}
 
 /** Parsed configuration. */
 export type IndexerConfig = ReturnType<typeof loadIndexerConfig>;

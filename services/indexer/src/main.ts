@@ -64,6 +64,7 @@ export function main(): Promise<void> {
         outliner,
         bus,
         embedBatchSize: cfg.INDEXER_EMBED_BATCH,
+        recordThreads: cfg.INDEXER_RECORD_THREADS,
         consumer: {
           durable: cfg.INDEXER_DURABLE,
           subjects: [cfg.CTXMESH_INGEST_SUBJECTS],

@@ -11,10 +11,12 @@ import type { EventBus, VectorIndex } from '@ctxmesh/stores';
 import { observeRpc } from '@ctxmesh/telemetry';
 import type { Logger } from 'pino';
 import { Applier } from './domain/apply';
+import { MAX_PASSAGE_TOKENS } from './domain/chunk';
 import { WriteStatusBook } from './domain/status';
 import { applyWriteHandler } from './handlers/apply-write';
 import { getIndexStatsHandler } from './handlers/get-index-stats';
 import { getWriteStatusHandler } from './handlers/get-write-status';
+import { RecordPool } from './threads/record-pool';
 
 /** Dependencies of the indexer. */
 export interface IndexerDeps {
@@ -33,6 +35,12 @@ export interface IndexerDeps {
   maxPassageTokens?: number;
   /** Writes remembered for GetWriteStatus. @default 10000 */
   statusCapacity?: number;
+  /**
+   * Worker threads that build (and, with the built-in lexical embedder, embed) the records of
+   * the documents written, off the event loop ({@link RecordPool}); 0 builds them in process.
+   * @default 0
+   */
+  recordThreads?: number;
   shutdownSignal?: AbortSignal;
 }
 
@@ -40,19 +48,31 @@ export interface IndexerDeps {
 export interface IndexerCore {
   applier: Applier;
   book: WriteStatusBook;
+  /** The record threads (null: records are built in process). */
+  pool: RecordPool | null;
+  /** Release what the core started (the record threads). */
+  close(): Promise<void>;
 }
 
 /** Build the shared apply path and status book. */
 export function createCore(deps: IndexerDeps): IndexerCore {
+  const maxPassageTokens = deps.maxPassageTokens ?? MAX_PASSAGE_TOKENS;
+  const threads = Math.max(0, Math.floor(deps.recordThreads ?? 0));
+  const pool = threads > 0 ? new RecordPool({ threads, embedder: deps.embedder, outliner: deps.outliner ?? null, maxPassageTokens, log: deps.log }) : null;
   return {
     applier: new Applier({
       index: deps.index,
       embedder: deps.embedder,
       outliner: deps.outliner,
       embedBatchSize: deps.embedBatchSize,
-      maxPassageTokens: deps.maxPassageTokens,
+      maxPassageTokens,
+      builder: pool ?? undefined,
     }),
     book: new WriteStatusBook(deps.statusCapacity),
+    pool,
+    close: async () => {
+      await pool?.close();
+    },
   };
 }
 

@@ -26,8 +26,8 @@ export interface RunningIndexer extends RunningServer {
 
 /**
  * Bind and serve, then start consuming. Readiness (service '') = index ping and bus ping.
- * Shutdown stops the consumer first (in-flight writes finish and are acked), then drains RPCs;
- * the index, bus and embedder stay open (their owner closes them).
+ * Shutdown stops the consumer first (in-flight writes finish and are acked), then drains RPCs,
+ * then ends the record threads; the index, bus and embedder stay open (their owner closes them).
  */
 export async function startIndexer(opts: StartOptions): Promise<RunningIndexer> {
   const shutdownController = new AbortController();
@@ -53,6 +53,7 @@ export async function startIndexer(opts: StartOptions): Promise<RunningIndexer> 
       consumer = await IngestConsumer.start({ bus: opts.bus, applier: core.applier, book: core.book, log }, opts.consumer);
     } catch (err) {
       await running.shutdown();
+      await core.close();
       throw err;
     }
   }
@@ -65,6 +66,7 @@ export async function startIndexer(opts: StartOptions): Promise<RunningIndexer> 
       stopping ??= (async () => {
         await consumer?.stop();
         await running.shutdown();
+        await core.close();
       })();
       return stopping;
     },

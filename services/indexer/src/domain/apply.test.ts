@@ -1,6 +1,10 @@
 import { LexicalEmbedder, type Embedder } from '@ctxmesh/embedder';
 import { EmbeddedVectorIndex, openEmbeddedDb, type EmbeddedDb, type NodeRecord, type Visibility } from '@ctxmesh/stores';
+import pino from 'pino';
+import { RecordPool } from '../threads/record-pool';
 import { Applier } from './apply';
+import type { RecordBuilder } from './build';
+import { buildRecords } from './records';
 import type { ValidWrite } from './write';
 
 const VIS: Visibility = { account: 'acme', user: 'alice', actorPeer: null, openPeers: true, allUsers: true, workspace: null };
@@ -234,5 +238,63 @@ describe('Applier.applyBatch', () => {
     expect(out.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(await body('viking://resources/p.md')).toBe('fine');
     expect(await body('viking://resources/q.md')).toBeNull();
+  });
+});
+
+describe('Applier with a record builder', () => {
+  let db: EmbeddedDb;
+  let index: EmbeddedVectorIndex;
+  const embedder = new LexicalEmbedder({ dimension: 256 });
+  const log = pino({ level: 'silent' });
+  beforeEach(() => {
+    db = openEmbeddedDb(':memory:');
+    index = new EmbeddedVectorIndex(db, { dimension: 256 });
+  });
+  afterEach(() => db.close());
+
+  const points = async (ix: EmbeddedVectorIndex, uri: string) => (await ix.getDocument(uri, VIS)).map((r) => ({ ...r, vector: [...r.vector] }));
+
+  it('stores exactly what the in-process path stores when the record threads build and embed, batched or alone', async () => {
+    const long = Array.from({ length: 40 }, (_, i) => `Paragraph ${i} on tides, ropes and 港口 pilots number ${i}.`).join('\n\n');
+    const ws = [write('viking://resources/guide.md', `# Guide\n\n${long}`), write('viking://user/alice/memories/events/m.md', 'Met the harbour master.'), write('viking://resources/a.ts', 'export const a = 1;\n')];
+    const pool = new RecordPool({ threads: 1, embedder, outliner: null, maxPassageTokens: 64, log });
+    const otherDb = openEmbeddedDb(':memory:');
+    try {
+      const viaThreads = new Applier({ index, embedder, maxPassageTokens: 64, now: () => 5, builder: pool });
+      const other = new EmbeddedVectorIndex(otherDb, { dimension: 256 });
+      const inProcess = new Applier({ index: other, embedder, maxPassageTokens: 64, now: () => 5 });
+      const [batched, alone] = [await viaThreads.applyBatch(ws.slice(0, 2)), await viaThreads.apply(ws[2]!)];
+      await inProcess.applyBatch(ws);
+      expect(batched.every((o) => o.status === 'fulfilled' && o.value.changed)).toBe(true);
+      expect(alone.changed).toBe(true);
+      for (const w of ws) {
+        const got = await points(index, w.uri);
+        expect(got.length).toBeGreaterThan(0);
+        expect(got).toEqual(await points(other, w.uri));
+      }
+      expect((await points(index, ws[0]!.uri)).length).toBeGreaterThan(2);
+    } finally {
+      await pool.close();
+      otherDb.close();
+    }
+  });
+
+  it('fails only the write whose records could not be built; the rest of the batch lands in one store write', async () => {
+    const builder: RecordBuilder = {
+      build: async (inputs) =>
+        inputs.map((input) =>
+          input.uri.includes('bad') ? { status: 'rejected', reason: new Error('cannot build') } : { status: 'fulfilled', value: { records: buildRecords(input), vectors: null } },
+        ),
+    };
+    const stores: string[][] = [];
+    const store = Object.create(index) as EmbeddedVectorIndex;
+    store.replaceDocuments = async (docs) => (stores.push(docs.map((d) => d.docUri)), index.replaceDocuments(docs));
+    const a = new Applier({ index: store, embedder, builder });
+    const out = await a.applyBatch([write('viking://resources/1.md', 'one'), write('viking://resources/bad.md', 'two'), write('viking://resources/3.md', 'three')]);
+    expect(out.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((out[1] as PromiseRejectedResult).reason)).toContain('cannot build');
+    expect(stores).toEqual([['viking://resources/1.md', 'viking://resources/3.md']]);
+    expect(await a.apply(write('viking://resources/bad.md', 'two')).catch((e: Error) => e.message)).toBe('cannot build');
+    expect(await index.getDocument('viking://resources/bad.md', VIS)).toEqual([]);
   });
 });

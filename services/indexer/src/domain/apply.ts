@@ -7,17 +7,20 @@
  * id, so a redelivered append that already landed is recognised and not appended twice.
  * Atomicity: records are built and embedded first; the store swaps the document in one step,
  * so a failure before that leaves the old version searchable and nothing half-written.
- * Batches ({@link Applier.applyBatch}): the writes' current versions are read together, every
- * text of the batch is embedded in shared embedder calls, and the documents are swapped in one
- * store write (`replaceDocuments`: one transaction on the embedded index); when that fails, each
- * write is applied again on its own, so one bad write fails alone.
+ * Batches ({@link Applier.applyBatch}): the writes' current versions are read together, their
+ * records are built together (by the {@link RecordBuilder}: in process, or in the record threads,
+ * which also embed them), every text still without a vector is embedded in shared embedder
+ * calls, and the documents are swapped in one store write (`replaceDocuments`: one transaction
+ * on the embedded index); when that fails, each write is applied again on its own, so one bad
+ * write fails alone.
  */
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import type { Embedder } from '@ctxmesh/embedder';
 import type { NodeRecord, VectorIndex, Visibility } from '@ctxmesh/stores';
 import { MAX_PASSAGE_TOKENS } from './chunk';
 import { RECORD_SCHEMA_VERSION, versionHash, type VersionInput } from './hash';
-import { buildRecords, type PendingRecord } from './records';
+import { InProcessBuilder, type BuiltDocument, type RecordBuilder } from './build';
+import type { DocumentInput } from './records';
 import type { ValidWrite } from './write';
 import { ApplyAbortedError } from './errors';
 
@@ -39,8 +42,8 @@ export interface ApplyResult {
   message?: string;
 }
 
-/** A write prepared up to its embedding: decided already, or records waiting for their vectors. */
-type Prepared = { kind: 'done'; result: ApplyResult } | { kind: 'embed'; uri: string; hash: string; pending: PendingRecord[] };
+/** A write prepared up to its records: decided already, or the document to build, embed and store. */
+type Prepared = { kind: 'done'; result: ApplyResult } | { kind: 'build'; uri: string; hash: string; input: DocumentInput };
 
 /** Per write of a batch: its result, or the error that failed it (retry that write). */
 export type BatchOutcome = PromiseSettledResult<ApplyResult>;
@@ -64,6 +67,12 @@ export interface ApplierOptions {
   maxPassageTokens?: number;
   /** Clock, ms since epoch. @default Date.now */
   now?: () => number;
+  /**
+   * Builds (and, when it can, embeds) the records of the documents written; it must use the same
+   * outliner and passage limit as this applier. @default an {@link InProcessBuilder} of
+   * `outliner` and `maxPassageTokens`
+   */
+  builder?: RecordBuilder;
 }
 
 /**
@@ -77,6 +86,7 @@ export class Applier {
   private readonly index: VectorIndex;
   private readonly embedder: Embedder;
   private readonly outliner: CodeOutliner | null;
+  private readonly builder: RecordBuilder;
   private readonly batch: number;
   private readonly maxPassageTokens: number;
   private readonly now: () => number;
@@ -94,6 +104,7 @@ export class Applier {
     this.maxPassageTokens = opts.maxPassageTokens ?? MAX_PASSAGE_TOKENS;
     this.now = opts.now ?? Date.now;
     this.layout = `v${RECORD_SCHEMA_VERSION}:p${this.maxPassageTokens}:o${this.outliner ? 1 : 0}`;
+    this.builder = opts.builder ?? new InProcessBuilder({ outliner: this.outliner, maxPassageTokens: this.maxPassageTokens });
   }
 
   /**
@@ -173,25 +184,27 @@ export class Applier {
     } catch {
       // The shared read failed: each write reads for itself below.
     }
-    const toEmbed = together.filter((i) => prepared.get(i)?.kind === 'embed');
+    let toBuild = together.filter((i) => prepared.get(i)?.kind === 'build');
     for (const i of together) {
       const p = prepared.get(i);
       if (p?.kind === 'done') out[i] = { status: 'fulfilled', value: p.result };
     }
     const batchWrite = async (): Promise<void> => {
-      if (toEmbed.length === 0) return;
-      const preps = toEmbed.map((i) => prepared.get(i) as Extract<Prepared, { kind: 'embed' }>);
-      const vectors = await this.embed(
-        preps.flatMap((p) => p.pending.map((r) => r.embedText)),
-        undefined,
-      );
-      let at = 0;
-      const docs = preps.map((p) => {
-        const records: NodeRecord[] = p.pending.map(({ embedText: _text, ...r }) => ({ ...r, vector: vectors[at++]! }));
-        return { docUri: p.uri, records };
+      if (toBuild.length === 0) return;
+      const built = await this.builder.build(toBuild.map((i) => (prepared.get(i) as Extract<Prepared, { kind: 'build' }>).input));
+      // A document that could not be built fails alone, as a failed prepare does.
+      toBuild = toBuild.filter((i, n) => {
+        const b = built[n]!;
+        if (b.status === 'rejected') out[i] = { status: 'rejected', reason: b.reason };
+        return b.status === 'fulfilled';
       });
+      const docsBuilt = built.flatMap((b) => (b.status === 'fulfilled' ? [b.value] : []));
+      if (toBuild.length === 0) return;
+      const preps = toBuild.map((i) => prepared.get(i) as Extract<Prepared, { kind: 'build' }>);
+      const records = await this.withVectors(docsBuilt, undefined);
+      const docs = preps.map((p, n) => ({ docUri: p.uri, records: records[n]! }));
       const changed = await this.index.replaceDocuments(docs);
-      toEmbed.forEach((i, n) => {
+      toBuild.forEach((i, n) => {
         const p = preps[n]!;
         out[i] = { status: 'fulfilled', value: { status: 'applied', contentHash: p.hash, nodes: changed[n] ? docs[n]!.records.length : 0, changed: changed[n]! } };
       });
@@ -200,8 +213,8 @@ export class Applier {
     await Promise.all([
       batchWrite().catch(async (err: unknown) => {
         // A batch of one failed as that write: trying it again alone would only repeat it.
-        if (toEmbed.length === 1) out[toEmbed[0]!] = { status: 'rejected', reason: err };
-        else await Promise.all(toEmbed.map(settleOne));
+        if (toBuild.length === 1) out[toBuild[0]!] = { status: 'rejected', reason: err };
+        else await Promise.all(toBuild.map(settleOne));
       }),
       ...unread.map(settleOne),
       ...alone.map(settleOne),
@@ -260,18 +273,17 @@ export class Applier {
     const [found] = await this.index.get([w.uri], this.visibility(w), 'full');
     const p = await this.prepare(w, (found ?? null) as NodeRecord | null);
     if (p.kind === 'done') return p.result;
-    const vectors = await this.embed(
-      p.pending.map((r) => r.embedText),
-      signal,
-    );
-    const records: NodeRecord[] = p.pending.map(({ embedText: _text, ...r }, i) => ({ ...r, vector: vectors[i]! }));
-    const changed = await this.index.replaceDocument(w.uri, records);
+    const [built] = await this.builder.build([p.input]);
+    if (built!.status === 'rejected') throw built!.reason;
+    if (signal?.aborted) throw new ApplyAbortedError(signal.reason);
+    const [records] = await this.withVectors([built!.value], signal);
+    const changed = await this.index.replaceDocument(w.uri, records!);
     return { status: 'applied', contentHash: p.hash, nodes: changed ? records.length : 0, changed };
   }
 
   /**
    * Decide a (non-delete) write against the stored document point `existing`: already applied,
-   * refused (create on an existing node), or its records to embed and store.
+   * refused (create on an existing node), or the document to build, embed and store.
    */
   private async prepare(w: ValidWrite, existing: NodeRecord | null): Promise<Prepared> {
     let content = w.content;
@@ -297,23 +309,36 @@ export class Applier {
     }
 
     const now = this.now();
-    const pending = buildRecords(
-      {
-        uri: w.uri,
-        content,
-        account: w.account,
-        workspace: w.workspace,
-        subject: w.subject,
-        tags: w.tags,
-        validFrom: w.validFrom,
-        validTo: w.validTo,
-        createdAt: existing?.createdAt ?? now,
-        updatedAt: now,
-        contentHash: hash,
-      },
-      { outliner: this.outliner, maxPassageTokens: this.maxPassageTokens },
+    const input: DocumentInput = {
+      uri: w.uri,
+      content,
+      account: w.account,
+      workspace: w.workspace,
+      subject: w.subject,
+      tags: w.tags,
+      validFrom: w.validFrom,
+      validTo: w.validTo,
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+      contentHash: hash,
+    };
+    return { kind: 'build', uri: w.uri, hash, input };
+  }
+
+  /**
+   * The built documents' records with their vectors: the builder's, else embedded here — every
+   * text still without one in shared embedder calls.
+   */
+  private async withVectors(docs: readonly BuiltDocument[], signal: AbortSignal | undefined): Promise<NodeRecord[][]> {
+    const vectors = await this.embed(
+      docs.flatMap((d) => (d.vectors === null ? d.records.map((r) => r.embedText) : [])),
+      signal,
     );
-    return { kind: 'embed', uri: w.uri, hash, pending };
+    let at = 0;
+    return docs.map((d) => {
+      const own = d.vectors;
+      return d.records.map(({ embedText: _text, ...r }, i) => ({ ...r, vector: own === null ? vectors[at++]! : own[i]! }));
+    });
   }
 
   private async embed(texts: string[], signal: AbortSignal | undefined): Promise<Float32Array[]> {

@@ -21,3 +21,18 @@ export class ApplyAbortedError extends Error {
     super('write aborted before it was stored', { cause });
   }
 }
+
+/**
+ * A record thread could not build a document: the thread stopped with the document in flight
+ * (transient: the write is retried), or building it failed there (`remoteName` is the error's
+ * name in the thread).
+ */
+export class RecordThreadError extends Error {
+  override readonly name = 'RecordThreadError';
+  constructor(
+    message: string,
+    readonly remoteName = '',
+  ) {
+    super(message);
+  }
+}

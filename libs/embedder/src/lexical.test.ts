@@ -1,5 +1,51 @@
-import { cosine } from './embedder';
-import { LexicalEmbedder } from './lexical';
+import fc from 'fast-check';
+import { cosine, l2normalize } from './embedder';
+import { DEFAULT_LEXICAL_WEIGHTS, LexicalEmbedder, type LexicalFeatureWeights } from './lexical';
+import { hash32, isCjkStopChar, isStopWord, segmentText, stemWord } from './tokenize';
+
+/** The embedder as first written (a Map of key strings): the reference its faster accumulation must match exactly. */
+function referenceFeatures(text: string, w: LexicalFeatureWeights): Map<string, { weight: number; count: number }> {
+  const feats = new Map<string, { weight: number; count: number }>();
+  const add = (key: string, weight: number): void => {
+    if (weight <= 0) return;
+    const cur = feats.get(key);
+    if (cur) cur.count++;
+    else feats.set(key, { weight, count: 1 });
+  };
+  let prevStem: string | null = null;
+  for (const seg of segmentText(text)) {
+    if (seg.kind === 'cjk') {
+      prevStem = null;
+      const cs = Array.from(seg.text);
+      for (let i = 0; i < cs.length; i++) {
+        if (!isCjkStopChar(cs[i]!)) add('c1:' + cs[i], w.cjkUnigram);
+        if (i + 1 < cs.length && !(isCjkStopChar(cs[i]!) && isCjkStopChar(cs[i + 1]!))) add('c2:' + cs[i] + cs[i + 1], w.cjkBigram);
+        if (i + 2 < cs.length) add('c3:' + cs[i] + cs[i + 1] + cs[i + 2], w.cjkTrigram);
+      }
+      continue;
+    }
+    const word = seg.text;
+    if (isStopWord(word)) continue;
+    const stem = stemWord(word);
+    add('w:' + stem, seg.capitalized ? w.word * w.capitalizedWord : w.word);
+    if (prevStem !== null) add('b:' + prevStem + ' ' + stem, w.wordBigram);
+    prevStem = stem;
+    if (word.length >= 4) {
+      const padded = '^' + word + '$';
+      for (let i = 0; i + 3 <= padded.length; i++) add('g:' + padded.slice(i, i + 3), w.charGram);
+    }
+  }
+  return feats;
+}
+
+function referenceVector(text: string, dim: number, w: LexicalFeatureWeights): Float32Array {
+  const v = new Float32Array(dim);
+  for (const [f, { weight, count }] of referenceFeatures(text, w)) {
+    const h = hash32(f);
+    v[h & (dim - 1)] += (h & 0x80000000 ? -1 : 1) * weight * (1 + Math.log(count));
+  }
+  return l2normalize(v);
+}
 
 const emb = new LexicalEmbedder();
 const sim = (a: string, b: string): number => cosine(emb.embedOne(a), emb.embedOne(b));
@@ -39,6 +85,22 @@ describe('LexicalEmbedder', () => {
   it('changes its id when weights change', () => {
     expect(new LexicalEmbedder({ weights: { charGram: 0.5 } }).id).not.toBe(emb.id);
     expect(new LexicalEmbedder({ dimension: 256 }).id).toBe('lexical-v1-d256');
+  });
+
+  it('computes exactly the reference features and vectors (keys, weights, counts, first-occurrence order, float sums)', () => {
+    const weights = { ...DEFAULT_LEXICAL_WEIGHTS, charGram: 0.5, cjkTrigram: 0 };
+    const custom = new LexicalEmbedder({ dimension: 64, weights: { charGram: 0.5, cjkTrigram: 0 } });
+    const unit = fc.constantFrom('Harbour', 'harbour', 'pilots', 'piloting', ' ', ' ', '. ', '港', '口', '港口', '的', '𠀀', 'the ', 'Ünïcödé', 'x', '-');
+    fc.assert(
+      fc.property(fc.array(unit, { maxLength: 60 }), (parts) => {
+        const text = parts.join('');
+        expect([...emb.features(text)]).toEqual([...referenceFeatures(text, DEFAULT_LEXICAL_WEIGHTS)]);
+        expect([...emb.embedOne(text)]).toEqual([...referenceVector(text, 256, DEFAULT_LEXICAL_WEIGHTS)]);
+        expect([...custom.features(text)]).toEqual([...referenceFeatures(text, weights)]);
+        expect([...custom.embedOne(text)]).toEqual([...referenceVector(text, 64, weights)]);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('rebuilds itself from its options, with the same id and vectors', () => {

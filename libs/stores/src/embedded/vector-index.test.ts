@@ -104,6 +104,29 @@ describe('EmbeddedVectorIndex', () => {
     }
   });
 
+  it('counts a term once per row when the row holds it in both classes, across a group commit of several documents', async () => {
+    const db = openEmbeddedDb(':memory:');
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      // 港 alone is a main term (a one-character run) and, in 港口, a minor one: one row, df 1.
+      const texts = ['港 的 港口', '港口 harbour', 'harbour'];
+      await Promise.all(texts.map((t, i) => index.replaceDocument(`viking://resources/z${i}.md`, [makeRecord(embedder, 'a', `viking://resources/z${i}.md`, t)])));
+      await index.replaceDocument('viking://resources/y.md', [makeRecord(embedder, 'b', 'viking://resources/y.md', '港 harbour')]);
+      const df = (account: string) => Object.fromEntries((db.prepare('SELECT term, df FROM vi_terms WHERE account = ? ORDER BY term').all(account) as Array<{ term: string; df: number }>).map((r) => [r.term, r.df]));
+      expect(df('a')).toEqual({ harbour: 2, 口: 2, 港: 2, 港口: 2 });
+      expect(df('b')).toEqual({ harbour: 1, 港: 1 });
+      // Replacing and deleting in one group commit: each row's terms come off once.
+      await Promise.all([
+        index.replaceDocument('viking://resources/z0.md', [makeRecord(embedder, 'a', 'viking://resources/z0.md', 'harbour')]),
+        index.deleteDocument('a', 'viking://resources/z1.md'),
+      ]);
+      expect(df('a')).toEqual({ harbour: 2 });
+      expect(df('b')).toEqual({ harbour: 1, 港: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
   it('upgrades a schema-2 file in place: rows, vectors and terms kept, the same URI then writable in another account', async () => {
     const path = join(dir, 'ctx.db');
     const db = openEmbeddedDb(path);

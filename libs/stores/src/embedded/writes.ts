@@ -16,15 +16,17 @@ import type { Statements } from './statements';
 class LexicalChanges {
   readonly add = new Map<number, LexicalRow>();
   readonly remove: LexicalRow[] = [];
-  /** `account \0 term` → document-frequency delta. */
-  readonly df = new Map<string, number>();
+  /** account → term → document-frequency delta. */
+  readonly df = new Map<string, Map<string, number>>();
 
+  /** Count a row's distinct terms (of either class: a term in both counts once) `delta` times. */
   count(account: string, row: { main: ReadonlyMap<string, number>; minor: ReadonlyMap<string, number> }, delta: 1 | -1): void {
-    const seen = new Set<string>([...row.main.keys(), ...row.minor.keys()]);
-    for (const t of seen) {
-      const k = `${account}\u0000${t}`;
-      this.df.set(k, (this.df.get(k) ?? 0) + delta);
-    }
+    // Keyed per account, then by the term itself: no key is built per term (a batch of long
+    // documents counts hundreds of thousands of them).
+    let df = this.df.get(account);
+    if (df === undefined) this.df.set(account, (df = new Map()));
+    for (const t of row.main.keys()) df.set(t, (df.get(t) ?? 0) + delta);
+    for (const t of row.minor.keys()) if (!row.main.has(t)) df.set(t, (df.get(t) ?? 0) + delta);
   }
 }
 
@@ -76,13 +78,12 @@ export class IndexWriter {
   private finish(ch: LexicalChanges): void {
     this.lex.remove(ch.remove);
     this.lex.add([...ch.add.values()]);
-    for (const [k, delta] of ch.df) {
-      if (delta === 0) continue;
-      const at = k.indexOf('\u0000');
-      const account = k.slice(0, at);
-      const term = k.slice(at + 1);
-      this.st.termAdd.run(account, term, delta);
-      if (delta < 0) this.st.termGone.run(account, term);
+    for (const [account, df] of ch.df) {
+      for (const [term, delta] of df) {
+        if (delta === 0) continue;
+        this.st.termAdd.run(account, term, delta);
+        if (delta < 0) this.st.termGone.run(account, term);
+      }
     }
     this.pruneLog();
   }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { type Segment, hash32, isCjkChar, lexicalTerms, normalizeText, segmentText, sparseVector, stemWord } from './tokenize';
+import { type Segment, hash32, isCjkChar, lexicalTermCounts, lexicalTerms, normalizeText, segmentText, sparseVector, stemWord } from './tokenize';
 
 /**
  * The segmentation rules of `segmentText` spelled out with one Unicode class test per
@@ -114,6 +114,28 @@ describe('stemWord', () => {
     expect(stemWord('is')).toBe('is');
     expect(stemWord('mp3s')).toBe('mp3s');
     expect(stemWord('привет')).toBe('привет');
+  });
+});
+
+describe('lexicalTermCounts', () => {
+  const counted = (terms: string[]) => {
+    const m = new Map<string, number>();
+    for (const t of terms) m.set(t, (m.get(t) ?? 0) + 1);
+    return m;
+  };
+  const expectSameAsCountingTerms = (text: string) => {
+    const { main, minor } = lexicalTerms(text);
+    const got = lexicalTermCounts(text);
+    // Same counts, and the same order (first occurrence): stores encode the maps in that order.
+    expect([[...got.main], [...got.minor]]).toEqual([[...counted(main)], [...counted(minor)]]);
+  };
+
+  it('counts the terms of lexicalTerms per class, in first-occurrence order', () => {
+    for (const text of ['', 'The parties were running late, the party ran', '港 的 港口 引航员在黎明登船 港口', 'Ünïcödé CAFÉ naïve 𠀀𠀁𠀂 x y', 'a a a b', '的了吗']) expectSameAsCountingTerms(text);
+  });
+
+  it('agrees with counting lexicalTerms on any text', () => {
+    fc.assert(fc.property(fc.string({ unit: fc.constantFrom('a', 'B', 'ing', ' ', '港', '口', '的', '𠀀', '-', 'é', 'runs', 'The ') }), expectSameAsCountingTerms), { numRuns: 300 });
   });
 });
 

@@ -283,6 +283,46 @@ export function lexicalTerms(text: string): LexicalTerms {
   return { main, minor, capitalized: [...capitalized] };
 }
 
+/** How often each {@link lexicalTerms} term occurs in a text, by class. */
+export interface LexicalTermCounts {
+  /** Stemmed words and CJK bigrams (and one-character CJK runs). */
+  main: Map<string, number>;
+  /** CJK single characters. */
+  minor: Map<string, number>;
+}
+
+/**
+ * The terms of {@link lexicalTerms} counted per class, each class's terms in the order they
+ * first occur — what counting `lexicalTerms(text).main` and `.minor` gives (the counts the
+ * lexical indexes store per row), without building the term lists.
+ */
+export function lexicalTermCounts(text: string): LexicalTermCounts {
+  const main = new Map<string, number>();
+  const minor = new Map<string, number>();
+  for (const seg of segmentText(text)) {
+    if (seg.kind === 'word') {
+      if (isStopWord(seg.text)) continue;
+      const stem = stemWord(seg.text);
+      main.set(stem, (main.get(stem) ?? 0) + 1);
+      continue;
+    }
+    const chars = Array.from(seg.text);
+    if (chars.length === 1) {
+      if (!CJK_STOP.has(chars[0])) main.set(chars[0]!, (main.get(chars[0]!) ?? 0) + 1);
+      continue;
+    }
+    for (let i = 0; i < chars.length; i++) {
+      const c = chars[i]!;
+      if (!CJK_STOP.has(c)) minor.set(c, (minor.get(c) ?? 0) + 1);
+      if (i + 1 < chars.length && !(CJK_STOP.has(c) && CJK_STOP.has(chars[i + 1]!))) {
+        const bigram = c + chars[i + 1];
+        main.set(bigram, (main.get(bigram) ?? 0) + 1);
+      }
+    }
+  }
+  return { main, minor };
+}
+
 /**
  * Stable 32-bit hash of a string (FNV-1a over UTF-16 code units, then the murmur3 finaliser
  * for avalanche). Used for feature hashing and for the sparse-vector indices of lexical terms.

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { LexicalEmbedder, lexicalTermCounts } from '@ctxmesh/embedder';
 import { describeVectorIndexContract, makeRecord } from '../contract/vector-index.contract';
 import type { NodeRecord, Visibility } from '../ports/vector-index';
 import { type EmbeddedDb, openEmbeddedDb } from './db';
@@ -101,6 +101,35 @@ describe('EmbeddedVectorIndex', () => {
       expect([df('a', 'harbour'), df('b', 'harbour')]).toEqual([1, undefined]);
     } finally {
       db.close();
+    }
+  });
+
+  it("stores a writer's lexical counts as its own count of the same text, and ignores them for a blank lexical text", async () => {
+    const dbs = [openEmbeddedDb(':memory:'), openEmbeddedDb(':memory:')];
+    try {
+      const [counted, own] = dbs.map((db) => new EmbeddedVectorIndex(db, { dimension: 256 }));
+      const texts = ['The harbour pilots board at dawn', '港口引航员在黎明登船，检查缆绳', 'Ropes, tides and the 港 master'];
+      for (const [i, t] of texts.entries()) {
+        const uri = `viking://resources/c${i}.md`;
+        const r = makeRecord(embedder, 'a', uri, t, { lexicalText: t });
+        await counted!.replaceDocument(uri, [{ ...r, lexicalCounts: lexicalTermCounts(t) }]);
+        await own!.replaceDocument(uri, [r]);
+      }
+      // Blank lexical text: abstract + body are indexed, whatever the counts say.
+      const blank = makeRecord(embedder, 'a', 'viking://resources/blank.md', 'lighthouse keeper', { lexicalText: '  ' });
+      await counted!.replaceDocument(blank.uri, [{ ...blank, lexicalCounts: lexicalTermCounts('unrelated words') }]);
+      await own!.replaceDocument(blank.uri, [blank]);
+      const rows = (db: EmbeddedDb) => db.prepare('SELECT b.terms, t.term, t.df FROM vi_bags b, vi_terms t ORDER BY b.id, t.term').all();
+      expect(rows(dbs[0]!)).toEqual(rows(dbs[1]!));
+      for (const text of ['harbour dawn', '引航员 缆绳', 'lighthouse', 'unrelated']) {
+        const q = { visibility: vis, vector: null, text, targets: [], filter: null, limit: 5 };
+        const [a] = await counted!.search([q]);
+        const [b] = await own!.search([q]);
+        expect(a!.map((h) => [h.node.uri, h.score])).toEqual(b!.map((h) => [h.node.uri, h.score]));
+      }
+      expect((await counted!.search([{ visibility: vis, vector: null, text: 'lighthouse', targets: [], filter: null, limit: 5 }]))[0]!.map((h) => h.node.uri)).toEqual([blank.uri]);
+    } finally {
+      for (const db of dbs) db.close();
     }
   });
 

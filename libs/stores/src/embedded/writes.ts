@@ -140,7 +140,9 @@ export class IndexWriter {
     }
     this.deleteIds([...stale], ch);
     for (const r of records) {
-      const counts = termCounts(lexicalTerms(lexicalSource(r)));
+      const source = lexicalSource(r);
+      // The writer's own count of the same text when it made one (`NodeRecord.lexicalCounts`).
+      const counts = r.lexicalCounts !== undefined && source === r.lexicalText ? r.lexicalCounts : termCounts(lexicalTerms(source));
       const info = this.st.insNode.run({
         uri: r.uri,
         docUri: r.docUri,

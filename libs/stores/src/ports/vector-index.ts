@@ -11,6 +11,7 @@
  */
 
 import type { RelevanceFeatures } from '../ranking/relevance';
+import type { TermCounts } from '../ranking/terms';
 
 /** memory | resource | skill. */
 export type NodeContextType = 'memory' | 'resource' | 'skill';
@@ -67,6 +68,14 @@ export interface NodeRecord {
   vector: Float32Array;
   /** Text indexed lexically (defaults to abstract + body when empty). */
   lexicalText: string;
+  /**
+   * The lexical term counts of `lexicalText` — `lexicalTermCounts(lexicalText)` of
+   * `@ctxmesh/embedder` — when the writer has counted them already (the indexer's record threads
+   * do, off the event loop). The embedded index stores these instead of tokenising `lexicalText`
+   * again; it ignores them when `lexicalText` is blank (abstract + body is indexed then). Never
+   * returned by reads.
+   */
+  lexicalCounts?: TermCounts;
 }
 
 /** The small fields gather needs; bodies stay in the store until the tier-reader asks. */

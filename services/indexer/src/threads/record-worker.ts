@@ -3,6 +3,9 @@
  * documents (`buildRecords`: chunking, abstract, overview, the code outline) and embeds them with
  * the built-in lexical embedder, off the main thread's event loop.
  *
+ * Each record also carries its `lexicalCounts` (the embedded index's term counts of its lexical
+ * text), so the store's write on the main thread does not tokenise it again.
+ *
  * Protocol (structured messages on the worker's port):
  * - in `workerData`: {@link RecordWorkerData};
  * - out, once: `{ type: 'ready', embedderId, outline }` (what it loaded), or `{ type: 'failed', message }`;
@@ -12,7 +15,7 @@
  * - in: `{ type: 'stop' }` → the thread ends.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { LexicalEmbedder, type LexicalEmbedderOptions } from '@ctxmesh/embedder';
+import { LexicalEmbedder, lexicalTermCounts, type LexicalEmbedderOptions } from '@ctxmesh/embedder';
 import type { CodeOutliner } from '@ctxmesh/kernel';
 import { loadOutline } from '@ctxmesh/outline';
 import { buildRecords, type DocumentInput, type PendingRecord } from '../domain/records';
@@ -59,6 +62,8 @@ async function run(port: NonNullable<typeof parentPort>, data: RecordWorkerData)
       try {
         const records = buildRecords(input, { outliner, maxPassageTokens: data.maxPassageTokens });
         if (embedder) vectors.push(...records.map((r) => embedder.embedOne(r.embedText)));
+        // The store's lexical counts of the same text, counted here too (it indexes a blank lexicalText's abstract and body instead).
+        for (const r of records) if (r.lexicalText.trim() !== '') r.lexicalCounts = lexicalTermCounts(r.lexicalText);
         return { ok: true, records };
       } catch (err) {
         return { ok: false, name: (err as Error)?.name ?? 'Error', message: (err as Error)?.message ?? String(err) };

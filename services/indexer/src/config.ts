@@ -30,10 +30,15 @@ export const schema = {
   INDEXER_MAX_DELIVER: env.int(5, 1, 1000),
   /** Ack wait, ms: an unacked write (a crashed indexer) is redelivered after it. */
   INDEXER_ACK_WAIT_MS: env.int(30_000, 100, 3_600_000),
-  /** Ingest batches applied at once (each holds at most one write per URI). */
-  INDEXER_CONCURRENCY: env.int(2, 1, 256),
+  /**
+   * Ingest batches applied at once (each holds at most one write per URI). Several small batches
+   * rather than one large one: while one batch's records are built (in the record threads),
+   * another's are stored, and the embedded index's group commit still writes the batches that
+   * are ready together in one transaction.
+   */
+  INDEXER_CONCURRENCY: env.int(4, 1, 256),
   /** Most writes the ingest consumer applies in one batch (shared embedder calls, one store write). */
-  INDEXER_BATCH_SIZE: env.int(64, 1, 1000),
+  INDEXER_BATCH_SIZE: env.int(8, 1, 1000),
   /** How long a batch that is not full waits for more writes, ms (0: apply what is there at once). */
   INDEXER_BATCH_WAIT_MS: env.int(10, 0, 10_000),
   /** First retry delay after a transient failure, ms (doubles per attempt, at most 30 s). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HttpEmbedder, LexicalEmbedder, lexicalTermCounts } from '@ctxmesh/embedder';
@@ -130,6 +130,20 @@ describe('RecordPool', () => {
       expect((crashed[0] as PromiseRejectedResult).reason).toBeInstanceOf(RecordThreadError);
       const next = await pool.build([input('viking://resources/b.md', 'y')]);
       expect(next.map((o) => o.status)).toEqual(['fulfilled']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('builds in process, and starts no more threads, when a thread fails before it is ready', async () => {
+    const script = fakeWorker(dir, `require('fs').appendFileSync(${JSON.stringify(join(dir, 'starts'))}, 'x'); throw new Error('cannot load');`);
+    const pool = new RecordPool({ threads: 1, embedder: new LexicalEmbedder({ dimension: 256 }), outliner: null, maxPassageTokens: 512, log, script });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const [built] = await pool.build([DOCS[0]!]);
+        expect(fulfilled(built!)).toEqual({ records: buildRecords(DOCS[0]!, { outliner: null, maxPassageTokens: 512 }), vectors: null });
+      }
+      expect(readFileSync(join(dir, 'starts'), 'utf8')).toBe('x');
     } finally {
       await pool.close();
     }

@@ -164,17 +164,21 @@ export class RecordPool implements RecordBuilder {
     const worker = new Worker(this.script!, { workerData: this.data });
     worker.unref();
     const slot: Slot = { worker, ready: Promise.resolve(false), waiting: new Map(), load: 0, gone: false };
+    let started = false;
     const stopped = (why: string) => {
       if (slot.gone) return;
       slot.gone = true;
       const err = new RecordThreadError(`the record thread stopped (${why}) with ${slot.waiting.size} build(s) in flight`);
       for (const w of slot.waiting.values()) w.reject(err);
       slot.waiting.clear();
-      if (!this.closed) this.opts.log.warn({ why }, 'a record thread stopped; the next build starts another');
+      // One that never started (an entry that cannot load) would fail again: build here instead.
+      if (!started) this.giveUp(`the record thread did not start: ${why}`);
+      else if (!this.closed) this.opts.log.warn({ why }, 'a record thread stopped; the next build starts another');
     };
     slot.ready = new Promise<boolean>((resolve) => {
       worker.on('message', (m: RecordWorkerMessage) => {
         if (m.type === 'ready') {
+          started = true;
           if (m.embedderId !== this.embedderId) this.giveUp(`the record thread built embedder ${m.embedderId}, not ${this.embedderId}`);
           else if (m.outline !== this.data.outline) this.giveUp('the record thread could not load the code outliner');
           resolve(this.unusable === null);

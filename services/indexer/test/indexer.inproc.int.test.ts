@@ -209,6 +209,20 @@ describeBatchIngest('the in-process bus', () => ({
   },
 }));
 
+// The same cases with the records built (and embedded) in a record thread, as the mesh runs them.
+describeBatchIngest('the in-process bus, records built in a record thread', () => ({
+  bus,
+  store,
+  index,
+  stopConsumers: async () => {
+    for (const r of running.splice(0)) await r.shutdown();
+  },
+  startConsumer: async (o) => {
+    const r = await startIndexer({ port: 0, host: '127.0.0.1', log, index, embedder, bus, recordThreads: 1, consumer: { ...CONSUMER, ...o }, readyPollMs: 50 });
+    running.push(r);
+  },
+}));
+
 describe('IndexerService over gRPC', () => {
   it('IndexerService.ApplyWrite - new document - OK, APPLIED and searchable', async () => {
     const op = writeOp('viking://resources/rpc.md', 'Written through the synchronous path.');

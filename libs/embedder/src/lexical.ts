@@ -1,5 +1,5 @@
 import { type Embedder, l2normalize } from './embedder';
-import { hash32, isCjkStopChar, isStopWord, segmentText, stemWord } from './tokenize';
+import { fmix32, hash32, isCjkStopChar, isStopWord, segmentText, stemWord } from './tokenize';
 
 /** Feature weights of the {@link LexicalEmbedder} (before sublinear tf and normalisation). */
 export interface LexicalFeatureWeights {
@@ -141,17 +141,17 @@ export class LexicalEmbedder implements Embedder {
         for (let i = 0; i < cs.length; i++) {
           const a = cs[i]!;
           const b = cs[i + 1];
-          if (!isCjkStopChar(a)) bag.add(K_C1, a, '', '', fin(fnv(H_C1, a)), w.cjkUnigram);
-          if (b !== undefined && !(isCjkStopChar(a) && isCjkStopChar(b))) bag.add(K_C2, a, b, '', fin(fnv(fnv(H_C2, a), b)), w.cjkBigram);
+          if (!isCjkStopChar(a)) bag.add(K_C1, a, '', '', fmix32(fnv(H_C1, a)), w.cjkUnigram);
+          if (b !== undefined && !(isCjkStopChar(a) && isCjkStopChar(b))) bag.add(K_C2, a, b, '', fmix32(fnv(fnv(H_C2, a), b)), w.cjkBigram);
           const c = cs[i + 2];
-          if (c !== undefined) bag.add(K_C3, a, b!, c, fin(fnv(fnv(fnv(H_C3, a), b!), c)), w.cjkTrigram);
+          if (c !== undefined) bag.add(K_C3, a, b!, c, fmix32(fnv(fnv(fnv(H_C3, a), b!), c)), w.cjkTrigram);
         }
         continue;
       }
       const word = wordFeatures(seg.text);
       if (word === null) continue;
       bag.add(K_WORD, word.stem, '', '', word.stemHash, seg.capitalized ? w.word * w.capitalizedWord : w.word);
-      if (prevStem !== null) bag.add(K_BIGRAM, prevStem, word.stem, '', fin(fnv(fnv(fnv(H_B, prevStem), ' '), word.stem)), w.wordBigram);
+      if (prevStem !== null) bag.add(K_BIGRAM, prevStem, word.stem, '', fmix32(fnv(fnv(fnv(H_B, prevStem), ' '), word.stem)), w.wordBigram);
       prevStem = word.stem;
       for (let i = 0; i < word.grams.length; i++) bag.add(K_GRAM, word.grams[i]!, '', '', word.gramHashes[i]!, w.charGram);
     }
@@ -159,7 +159,7 @@ export class LexicalEmbedder implements Embedder {
   }
 }
 
-/** FNV-1a over `s`'s UTF-16 code units from state `h`: {@link hash32} is `fin(fnv(seed, s))`, piece by piece. */
+/** FNV-1a over `s`'s UTF-16 code units from state `h`: {@link hash32} is `fmix32(fnv(seed, s))`, piece by piece. */
 function fnv(h: number, s: string): number {
   for (let i = 0; i < s.length; i++) {
     h ^= s.charCodeAt(i);
@@ -168,15 +168,6 @@ function fnv(h: number, s: string): number {
   return h;
 }
 
-/** {@link hash32}'s finaliser. */
-function fin(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
 
 // Feature kinds and their key prefixes; a key is its prefix and its parts (stems hold no
 // space and a CJK part is one character, so the parts of a key are determined by it).

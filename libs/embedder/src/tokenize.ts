@@ -334,6 +334,11 @@ export function hash32(s: string, seed = 0x811c9dc5): number {
     h ^= s.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
+  return fmix32(h);
+}
+
+/** The murmur3 32-bit finaliser {@link hash32} ends with (the lexical embedder hashes features piece by piece and finishes with it). */
+export function fmix32(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

@@ -33,6 +33,7 @@ import type { CandidateFate, FateReason } from './packing';
 import { GROUP_CLOSE, compactHead, directoryOf, groupOpen, joinPieces, layoutBlock } from './compact';
 import { type PlanItem, type PlanOptions, type PlanResult, type PlanStats, type ReadPlan, type ReadRequest, coerceMaxTokens, contentUriOf } from './plan';
 import { type Candidate, FragmentPricer, type Slot, slotFor } from './pricing';
+import { pyStrip } from './python';
 import { type ContextEntry, neutralizeEnvelope } from './render';
 import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, tierRank } from './tiers';
 import { countTokens, resolveTokenizer } from './tokens';
@@ -153,6 +154,22 @@ export function evidenceTiers(slot: Pick<Slot, 'policy'>): Tier[] {
 }
 
 /**
+ * The cheapest text fragment of a candidate known before its body is read (its abstract or its
+ * stored overview), else its bare URI, as the evidence block writes it alone: what the read
+ * planner and gathering's fill check count it at.
+ */
+export function cheapestKnownTokens(c: { uri: string; category: string; abstract?: string | null; overview?: string | null }, pricer: FragmentPricer, max: number): number {
+  let best = Infinity;
+  for (const [tier, text] of [
+    ['abstract', pyStrip(c.abstract ?? '')],
+    ['overview', c.overview ?? ''],
+  ] as const) {
+    if (text !== '') best = Math.min(best, pricer.price(compactHead(c.uri, c.uri, c.category, tier), text, max));
+  }
+  return best <= max ? best : pricer.price(compactHead(c.uri, c.uri, c.category, 'uri'), '', Infinity);
+}
+
+/**
  * Decide which bodies the evidence packing reads: for candidates above the relevance floor
  * (first occurrence of a node only), in rank order, while the cheapest known text fragments of
  * the candidates before them still leave room in the budget, a body is read when one of the
@@ -190,11 +207,7 @@ export function planEvidenceReadsWith(pricer: FragmentPricer, candidates: readon
     const need = (wantsFull || wantsOverview) && spent <= max;
     if (need) reads.push({ index, uri: candidate.uri, contentUri: contentUriOf(candidate) });
     // What this candidate costs at least, as far as is known before reading.
-    let known = Infinity;
-    const c = slot.candidate;
-    for (const t of ['abstract', 'overview'] as const) if (slot.texts[t] !== '') known = Math.min(known, pricer.price(compactHead(c.uri, c.uri, c.category, t), slot.texts[t], max));
-    if (known === Infinity) known = pricer.price(compactHead(c.uri, c.uri, c.category, 'uri'), '', Infinity);
-    spent += known + 1;
+    spent += cheapestKnownTokens({ uri: candidate.uri, category: candidate.category, abstract: slot.texts.abstract, overview: stored }, pricer, max) + 1;
     return need;
   });
   return { perEntryCap: evidenceEntryCap(max), reads, needsBody };
@@ -238,16 +251,19 @@ interface Group {
   relative: number;
 }
 
+/** What a group's entries cost written as one group, in "tokens + 1 per item" (Infinity where it cannot be one). */
+function asOneGroup(g: Group): number {
+  return g.dir === null || g.members < 2 ? Infinity : g.lines + g.relative + g.members + 2;
+}
+
 /** What a group adds to the block in "tokens + 1 per item" (the cheaper way to write it). */
-function groupCharge(g: Pick<Group, 'dir' | 'lines' | 'members' | 'apart' | 'relative'>): number {
-  if (g.members === 0) return 0;
-  if (g.dir === null || g.members === 1) return g.apart;
-  return Math.min(g.apart, g.lines + g.relative + g.members + 2);
+function groupCharge(g: Group): number {
+  return g.members === 0 ? 0 : Math.min(g.apart, asOneGroup(g));
 }
 
 /** True when a group is written as one (it is cheaper than its entries apart). */
 function isGrouped(g: Group): boolean {
-  return g.dir !== null && g.members > 1 && g.lines + g.relative + g.members + 2 < g.apart;
+  return asOneGroup(g) < g.apart;
 }
 
 /** {@link planEvidence} with a caller's pricer (it must neutralise `strict`). */
@@ -286,7 +302,17 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   const costOf = (i: number, t: Option) => priced(i, t, false);
   const relOf = (i: number, t: Option) => priced(i, t, true);
   const fate: Array<FateReason | null> = new Array(n).fill(null);
+  const seenUri = new Set<string>();
+  slots.forEach((slot, i) => {
+    const cut = floorFate(rankedOf(slot.candidate), best);
+    if (cut) fate[i] = cut;
+    else if (seenUri.has(slot.candidate.uri)) fate[i] = 'deduped';
+    seenUri.add(slot.candidate.uri);
+  });
+  const eligible = (i: number) => fate[i] === null;
+  // Only a candidate that may be served has text options (nothing prices the others).
   const tiersOf: Option[][] = slots.map((slot, i) => {
+    if (!eligible(i)) return [];
     const avail: Option[] = evidenceTiers(slot).filter((t) => slot.texts[t] !== '');
     if (isPinned(spec, slot)) return avail;
     // Unpinned: cheapest first; equal costs keep the preference order (stable sort).
@@ -299,27 +325,20 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     const ex = excerptOf(slot.texts[longest[0]], terms, target, pricer.tokenizer);
     if (!ex) return avail;
     excerpt[i] = { text: ex.text, source: longest[0] };
-    // Cheapest first among the tiers that hold a query term; a tier that holds none (a
+    // Cheapest first among the options that hold a query term; a tier that holds none (a
     // summary that does not mention what was asked) comes after the excerpt.
-    const relevant = (t: Option) => termsIn(textOf(i, t), terms) > 0;
-    const withEx: Option[] = [...avail, 'excerpt' as const].sort((a, b) => Number(relevant(b)) - Number(relevant(a)) || costOf(i, a) - costOf(i, b));
-    return withEx;
+    const options: Option[] = [...avail, 'excerpt'];
+    const relevant = new Map(options.map((t) => [t, termsIn(textOf(i, t), terms) > 0]));
+    return options.sort((a, b) => Number(relevant.get(b)) - Number(relevant.get(a)) || costOf(i, a) - costOf(i, b));
   });
-  const seenUri = new Set<string>();
-  slots.forEach((slot, i) => {
-    const cut = floorFate(rankedOf(slot.candidate), best);
-    if (cut) fate[i] = cut;
-    else if (seenUri.has(slot.candidate.uri)) fate[i] = 'deduped';
-    seenUri.add(slot.candidate.uri);
-  });
-  const eligible = (i: number) => fate[i] === null;
 
   // A block of k items costs Σ tokens + (k − 1); spending tokens + 1 per item against max + 1
   // keeps the separators exact whatever order entries are placed in. An item is an entry, or a
   // directory's entries written as one group where that is cheaper.
   const groups = new Map<string, Group>();
+  const groupKey = (i: number) => dirs[i] ?? `\u0000${i}`;
   const groupOf = (i: number): Group => {
-    const key = dirs[i] ?? `\u0000${i}`;
+    const key = groupKey(i);
     let g = groups.get(key);
     if (!g) {
       const d = dirs[i];
@@ -328,20 +347,22 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     }
     return g;
   };
-  /** What the block grows by when entry `i` goes from tier `from` (null: absent) to `to`. */
-  const delta = (i: number, from: Option | null, to: Option): number => {
+  /** Entry `i`'s group once the entry goes from tier `from` (null: absent) to `to`. */
+  const changed = (i: number, from: Option | null, to: Option): Group => {
     const g = groupOf(i);
-    const next = { ...g };
+    const out = { ...g };
     if (from !== null) {
-      next.members--;
-      next.apart -= costOf(i, from) + 1;
-      next.relative -= relOf(i, from);
+      out.members--;
+      out.apart -= costOf(i, from) + 1;
+      out.relative -= relOf(i, from);
     }
-    next.members++;
-    next.apart += costOf(i, to) + 1;
-    next.relative += relOf(i, to);
-    return groupCharge(next) - groupCharge(g);
+    out.members++;
+    out.apart += costOf(i, to) + 1;
+    out.relative += relOf(i, to);
+    return out;
   };
+  /** What the block grows by when entry `i` goes from tier `from` (null: absent) to `to`. */
+  const delta = (i: number, from: Option | null, to: Option): number => groupCharge(changed(i, from, to)) - groupCharge(groupOf(i));
   let spent = 0;
   const room = () => max + 1 - spent;
   const placed = new Map<number, Placement>();
@@ -350,18 +371,10 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   const served = (i: number, t: Option) => neutralizeEnvelope(textOf(i, t));
   const place = (i: number, tier: Option) => {
     const from = placed.get(i)?.tier ?? null;
-    const g = groupOf(i);
-    const before = groupCharge(g);
-    if (from !== null) {
-      g.members--;
-      g.apart -= costOf(i, from) + 1;
-      g.relative -= relOf(i, from);
-      usedTexts.delete(served(i, from));
-    }
-    g.members++;
-    g.apart += costOf(i, tier) + 1;
-    g.relative += relOf(i, tier);
-    spent += groupCharge(g) - before;
+    const next = changed(i, from, tier);
+    spent += groupCharge(next) - groupCharge(groupOf(i));
+    groups.set(groupKey(i), next);
+    if (from !== null) usedTexts.delete(served(i, from));
     placed.set(i, { tier, tokens: costOf(i, tier) });
     if (tier !== 'uri') usedTexts.set(served(i, tier), i);
   };

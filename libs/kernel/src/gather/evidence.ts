@@ -18,10 +18,8 @@
  * 4. The pool keeps at most {@link EVIDENCE_MAX_CANDIDATES} candidates: first what compat would
  *    have kept (each bucket's top `quota`, or the flat `limit`), then the best of the rest.
  */
-import { EVIDENCE_MAX_CANDIDATES, evidenceSearchThreshold, floorFate, relevanceFloor } from '../budget/evidence';
+import { EVIDENCE_MAX_CANDIDATES, cheapestKnownTokens, evidenceSearchThreshold, floorFate, relevanceFloor } from '../budget/evidence';
 import { FragmentPricer } from '../budget/pricing';
-import { pyStrip } from '../budget/python';
-import { compactHead } from '../budget/compact';
 import { resolveTokenizer } from '../budget/tokens';
 import { activeBuckets } from '../request/quotas';
 import type { QuotaKey } from '../request/types';
@@ -111,18 +109,6 @@ interface Issued<F> {
   /** Peer scan (only other peers' memories are taken from it). */
   scan: boolean;
   lists: SearchLists | null;
-}
-
-/** The cheapest known text fragment of a candidate (its abstract or stored overview), else its bare URI, as the evidence block writes it alone. */
-export function cheapestKnownTokens(c: Pick<GatheredCandidate, 'uri' | 'category' | 'score' | 'abstract' | 'overview'>, pricer: FragmentPricer, max: number): number {
-  let best = Infinity;
-  for (const [tier, text] of [
-    ['abstract', pyStrip(c.abstract)],
-    ['overview', c.overview ?? ''],
-  ] as const) {
-    if (text !== '') best = Math.min(best, pricer.price(compactHead(c.uri, c.uri, c.category, tier), text, max));
-  }
-  return best <= max ? best : pricer.price(compactHead(c.uri, c.uri, c.category, 'uri'), '', Infinity);
 }
 
 /**

@@ -266,11 +266,12 @@ export function gatedFigures(searches: readonly CalibrationSearch[], score: (f: 
   for (const s of searches) {
     const scores = s.hits.map((h) => score(h.features));
     const open = scores.some((v) => v >= gate);
-    let kept = open ? s.hits.filter((_, i) => scores[i]! >= floor) : [];
+    const above = open ? s.hits.map((h, i) => [scores[i]!, h] as const).filter(([v]) => v >= floor) : [];
+    let kept = above.map(([, h]) => h);
     let volume = kept.length;
     if (budget !== null) {
       // Served in score order while the block holds them (every hit priced; 40 tokens when unknown).
-      const order = kept.map((h) => [score(h.features), h] as const).sort((a, b) => b[0] - a[0]);
+      const order = [...above].sort((a, b) => b[0] - a[0]);
       let used = 0;
       kept = [];
       for (const [, h] of order) {

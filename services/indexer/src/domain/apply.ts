@@ -253,12 +253,7 @@ export class Applier {
   private versionOf(w: ValidWrite, content: string, appendWriteId?: string): VersionInput {
     return {
       content,
-      account: w.account,
-      workspace: w.workspace,
-      subject: w.subject,
-      tags: w.tags,
-      validFrom: w.validFrom,
-      validTo: w.validTo,
+      ...ownershipOf(w),
       embedderId: this.embedder.id,
       layout: this.layout,
       appendWriteId,
@@ -312,12 +307,7 @@ export class Applier {
     const input: DocumentInput = {
       uri: w.uri,
       content,
-      account: w.account,
-      workspace: w.workspace,
-      subject: w.subject,
-      tags: w.tags,
-      validFrom: w.validFrom,
-      validTo: w.validTo,
+      ...ownershipOf(w),
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
       contentHash: hash,
@@ -351,4 +341,9 @@ export class Applier {
     }
     return out;
   }
+}
+
+/** What a write says of its document beside its content: whose it is, its tags and validity (a stored version and the document built from it carry the same). */
+function ownershipOf(w: ValidWrite): Pick<DocumentInput, 'account' | 'workspace' | 'subject' | 'tags' | 'validFrom' | 'validTo'> {
+  return { account: w.account, workspace: w.workspace, subject: w.subject, tags: w.tags, validFrom: w.validFrom, validTo: w.validTo };
 }

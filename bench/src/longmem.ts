@@ -168,13 +168,10 @@ export function servedFromContext(body: unknown, ms: number): LongmemServed {
   return { texts: entries.map((e) => e.text ?? ''), entries: entries.length, usedTokens: res.stats?.used_tokens ?? 0, ms };
 }
 
-/**
- * The list baseline as scored: {@link packList}'s packing of the hits, with the texts it
- * packed (it packs a prefix of the hits, in order, so entry i is hit i).
- */
+/** The list baseline as scored: {@link packList}'s packing of the hits, with the texts it packed. */
 export function baselineServed(hits: readonly ListHit[], budget: number, ms: number): LongmemServed {
   const packed = packList(hits, budget);
-  return { texts: packed.entries.map((e, i) => (e.detail === 'uri' ? '' : hits[i]!.abstract.trim())), entries: packed.entries.length, usedTokens: packed.usedTokens, ms };
+  return { texts: packed.entries.map((e) => e.text), entries: packed.entries.length, usedTokens: packed.usedTokens, ms };
 }
 
 /**

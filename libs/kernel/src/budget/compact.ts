@@ -103,8 +103,9 @@ export interface BlockPiece {
 export function layoutBlock(entries: readonly BlockEntry[], grouped: ReadonlySet<string>): BlockPiece[] {
   const pieces: BlockPiece[] = [];
   const done = new Set<string>();
+  const dirs = entries.map((e) => directoryOf(e.uri));
   entries.forEach((e, i) => {
-    const dir = directoryOf(e.uri);
+    const dir = dirs[i]!;
     if (dir === null || !grouped.has(dir)) {
       pieces.push({ kind: 'entry', text: compactFragment(e, e.uri), entry: i });
       return;
@@ -113,7 +114,7 @@ export function layoutBlock(entries: readonly BlockEntry[], grouped: ReadonlySet
     done.add(dir);
     pieces.push({ kind: 'open', text: groupOpen(dir) });
     entries.forEach((m, j) => {
-      if (directoryOf(m.uri) === dir) pieces.push({ kind: 'entry', text: compactFragment(m, m.uri.slice(dir.length)), entry: j });
+      if (dirs[j] === dir) pieces.push({ kind: 'entry', text: compactFragment(m, m.uri.slice(dir.length)), entry: j });
     });
     pieces.push({ kind: 'close', text: GROUP_CLOSE });
   });

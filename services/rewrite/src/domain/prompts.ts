@@ -3,7 +3,7 @@
  * (§8.2, variables `query`, `rendered`, `max_bullets`) and retrieve's query rewrite. Written
  * for this project from the contract; each returns the chat messages to send.
  */
-import { codePointLength, codePointPrefix, escapeAttr, parseCompactBlock } from '@ctxmesh/kernel';
+import { codePointLength, codePointPrefix, compactFragment, parseCompactBlock } from '@ctxmesh/kernel';
 
 /** One chat message. */
 export interface PromptMessage {
@@ -89,7 +89,7 @@ export function digestContext(rendered: string, sources: SourceText[]): string {
     if (!rendered.includes('<memories base="')) return rendered;
     try {
       return parseCompactBlock(rendered)
-        .entries.map((e) => `<memory uri="${escapeAttr(e.uri)}"${e.detail === 'abstract' || e.detail === 'uri' ? '' : ` detail="${e.detail}"`}${e.text === '' ? ' />' : `>\n${e.text}\n</memory>`}`)
+        .entries.map((e) => compactFragment(e, e.uri))
         .join('\n');
     } catch {
       return rendered;

@@ -104,7 +104,10 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     }
     const { shard, pred, ranges, tail } = plans[qi];
     const limit = Math.floor(q.limit);
-    if (!shard || !(limit > 0)) {
+    // A scope without rows (a peer scan of a user who has no peers) has no hits: neither leg
+    // runs. Its lexical leg would otherwise share the account-wide top-k run, find none of it
+    // in scope and walk every posting of the query's terms to prove it.
+    if (!shard || !(limit > 0) || (ranges.length === 0 && tail.length === 0)) {
       picked.push({ slots: [], scores: [], features: [], shard });
       return;
     }

@@ -29,6 +29,23 @@ describe('EmbeddedVectorIndex', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('answers a search whose scope holds no rows without running either leg (a peer scan of a user without peers)', async () => {
+    const db = openEmbeddedDb(':memory:');
+    dbs.push(db);
+    const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+    for (let i = 0; i < 40; i++) {
+      const uri = `viking://user/u/memories/events/m${i}.md`;
+      await index.replaceDocument(uri, [makeRecord(embedder, 'a', uri, `the lighthouse keeper logged storm ${i}`)]);
+    }
+    const q = (targets: string[]) => ({ visibility: vis, vector: embedder.embedOne('lighthouse storm'), text: 'lighthouse storm', targets, filter: null, limit: 10 });
+    const [mine] = await index.search([q([])]);
+    expect(mine).toHaveLength(10);
+    const before = index.lexicalStats();
+    expect(await index.search([q(['viking://user/u/peers'])])).toEqual([[]]);
+    // The empty scope touched no posting (before, its lexical leg walked every one of both terms).
+    expect(index.lexicalStats()).toEqual(before);
+  });
+
   it('lets two adapters on one file see each other’s committed writes and deletes', async () => {
     const path = join(dir, 'ctx.db');
     const dbA = openEmbeddedDb(path);

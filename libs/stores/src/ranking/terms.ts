@@ -100,11 +100,94 @@ export function decodeTermCounts(s: string): TermCounts {
   return { main: part(s.slice(0, tab)), minor: part(s.slice(tab + 1)) };
 }
 
+/** Whether `s[from, to)` is one or more ASCII digits. */
+function isDigits(s: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** The count written at `s[from, to)`: ASCII digits, ≥ 1. @throws RangeError otherwise */
+function countAt(s: string, from: number, to: number): number {
+  if (!isDigits(s, from, to)) throw new RangeError('not an encoded term count');
+  let n = 0;
+  for (let i = from; i < to; i++) n = n * 10 + (s.charCodeAt(i) - 48);
+  if (!(n >= 1) || !Number.isSafeInteger(n)) throw new RangeError('not an encoded term count');
+  return n;
+}
+
+/**
+ * One class of an {@link encodeTermCounts} string, `s[from, to)`: its `term count` pairs, each
+ * handed to `pair` as the term's bounds and its count, in order.
+ * @throws RangeError for a part {@link encodeTermCounts} did not write
+ */
+function forEachPair(s: string, from: number, to: number, pair: (start: number, end: number, n: number) => void): void {
+  if (from === to) return;
+  let at = from;
+  while (at <= to) {
+    const sp = s.indexOf(' ', at);
+    if (sp < 0 || sp >= to) throw new RangeError('not an encoded term count');
+    let next = s.indexOf(' ', sp + 1);
+    if (next < 0 || next > to) next = to;
+    pair(at, sp, countAt(s, sp + 1, next));
+    at = next + 1;
+  }
+}
+
+/** Where a class of an encoded string lies: `[from, to)`. */
+interface Part {
+  from: number;
+  to: number;
+}
+
+/** What {@link DocTerms.decode} reads of an encoded string (the string, its classes' bounds, the scalars). */
+export interface EncodedDocTerms {
+  s: string;
+  main: Part;
+  minor: Part;
+  length: number;
+  norm: number;
+  setNorm2: number;
+}
+
+/**
+ * The count of `term` in one class of an encoded string (0 when absent), without decoding it:
+ * a term is found as a whole space-delimited token followed by its count. A token made of
+ * digits only may also be a count, so such a term is looked for pair by pair.
+ */
+function countIn(s: string, p: Part, term: string): number {
+  if (term === '' || p.from === p.to || term.includes(' ') || term.includes('\t')) return 0;
+  if (isDigits(term, 0, term.length)) {
+    let found = 0;
+    forEachPair(s, p.from, p.to, (a, b, n) => {
+      if (found === 0 && b - a === term.length && s.startsWith(term, a)) found = n;
+    });
+    return found;
+  }
+  const needle = term + ' ';
+  for (let at = s.indexOf(needle, p.from); at >= 0 && at + needle.length < p.to; at = s.indexOf(needle, at + 1)) {
+    if (at !== p.from && s.charCodeAt(at - 1) !== 32) continue;
+    const from = at + needle.length;
+    let end = s.indexOf(' ', from);
+    if (end < 0 || end > p.to) end = p.to;
+    return countAt(s, from, end);
+  }
+  return 0;
+}
+
 /**
  * One document's terms as the ranking reads them, from its {@link TermCounts}: the counts per
  * class (BM25), the BM25 row length, its {@link termBag} weights and their Euclidean norm
  * (TF-IDF), and its distinct-term set (the lexical-only score). Built once per row and kept by
  * the engines' memos; every score of it costs a lookup per query term, not per document term.
+ *
+ * One built from a stored string ({@link DocTerms.decode}) keeps the string and looks terms up
+ * in it: a ranked row of a long page holds hundreds of terms and a query reads a handful, so
+ * splitting it into maps cost more than every score of it (a fifth of a context request's
+ * search on the `docs` bench profile).
  */
 export class DocTerms {
   /**
@@ -116,15 +199,28 @@ export class DocTerms {
   readonly norm: number;
   /** Squared norm of the distinct-term set: main terms weigh 1, minor-only ones `minorWeight`. */
   readonly setNorm2: number;
+  /** The counts as maps: given, or decoded from {@link encoded} when asked for. */
+  private maps: TermCounts | null;
+  /** The {@link encodeTermCounts} string, when built from one, with its two classes' bounds. */
+  private readonly encoded: EncodedDocTerms | null;
 
   /**
-   * @param counts the document's term counts (owned by the instance from now on)
+   * @param counts the document's term counts (owned by the instance from now on), or what
+   *   {@link DocTerms.decode} read of a string
    * @param minorWeight weight of a CJK unigram relative to a main term (the tuning's)
    */
   constructor(
-    readonly counts: TermCounts,
+    counts: TermCounts | EncodedDocTerms,
     readonly minorWeight: number,
   ) {
+    if ('s' in counts) {
+      this.length = counts.length;
+      this.norm = counts.norm;
+      this.setNorm2 = counts.setNorm2;
+      this.maps = null;
+      this.encoded = counts;
+      return;
+    }
     // One pass per class (engines build one per row they rank, often cold): the bag's squared
     // norm is Σ main² + Σ minor² + 2·Σ main·minor over the spellings in both classes.
     let len = 1;
@@ -147,6 +243,14 @@ export class DocTerms {
     this.length = len;
     this.norm = Math.sqrt(n2);
     this.setNorm2 = counts.main.size + minorOnly * minorWeight * minorWeight;
+    this.maps = counts;
+    this.encoded = null;
+  }
+
+  /** The counts by class (decoded on first use for an instance built from a string). */
+  get counts(): TermCounts {
+    this.maps ??= decodeTermCounts((this.encoded as { s: string }).s);
+    return this.maps;
   }
 
   /** The terms of a text (a query's, or a row stored without counts). */
@@ -155,33 +259,62 @@ export class DocTerms {
   }
 
   /**
-   * The terms of an {@link encodeTermCounts} string.
+   * The terms of an {@link encodeTermCounts} string: its length and norms in one pass over the
+   * string, its terms looked up in it (see the class comment).
    * @throws RangeError for a string {@link encodeTermCounts} did not write
    */
   static decode(s: string, minorWeight: number): DocTerms {
-    return new DocTerms(decodeTermCounts(s), minorWeight);
+    const tab = s.indexOf('\t');
+    if (tab < 0 || s.indexOf('\t', tab + 1) >= 0) throw new RangeError('not an encoded term count');
+    const main: Part = { from: 0, to: tab };
+    const minor: Part = { from: tab + 1, to: s.length };
+    let len = 1;
+    let n2 = 0;
+    let mainTerms = 0;
+    // Main terms of one code point, the only ones a minor term (a CJK unigram) can share a spelling with.
+    const single = new Map<string, number>();
+    forEachPair(s, main.from, main.to, (a, b, n) => {
+      len += n;
+      mainTerms++;
+      const w = 1 + Math.log(n);
+      n2 += w * w;
+      if (b - a <= 2 && canBeMinor(s.slice(a, b))) single.set(s.slice(a, b), n);
+    });
+    let minorOnly = 0;
+    forEachPair(s, minor.from, minor.to, (a, b, n) => {
+      len += n;
+      const m = single.get(s.slice(a, b));
+      if (m === undefined) minorOnly++;
+      if (minorWeight > 0) {
+        const w = minorWeight * (1 + Math.log(n));
+        n2 += w * w + (m === undefined ? 0 : 2 * w * (1 + Math.log(m)));
+      }
+    });
+    return new DocTerms({ s, main, minor, length: len, norm: Math.sqrt(n2), setNorm2: mainTerms + minorOnly * minorWeight * minorWeight }, minorWeight);
   }
 
   /** Occurrences of a term in one class (0 when absent). */
   count(cls: 0 | 1, term: string): number {
+    const e = this.encoded;
+    if (e !== null && this.maps === null) return countIn(e.s, cls === 0 ? e.main : e.minor, term);
     return (cls === 0 ? this.counts.main : this.counts.minor).get(term) ?? 0;
   }
 
   /** The term's {@link termBag} weight (0 when absent). */
   weight(term: string): number {
-    const a = this.counts.main.get(term);
-    const b = this.minorWeight > 0 ? this.counts.minor.get(term) : undefined;
-    return (a === undefined ? 0 : 1 + Math.log(a)) + (b === undefined ? 0 : this.minorWeight * (1 + Math.log(b)));
+    const a = this.count(0, term);
+    const b = this.minorWeight > 0 ? this.count(1, term) : 0;
+    return (a === 0 ? 0 : 1 + Math.log(a)) + (b === 0 ? 0 : this.minorWeight * (1 + Math.log(b)));
   }
 
   /** Whether the term is in the document's {@link termBag}. */
   has(term: string): boolean {
-    return this.counts.main.has(term) || (this.minorWeight > 0 && this.counts.minor.has(term));
+    return this.count(0, term) > 0 || (this.minorWeight > 0 && this.count(1, term) > 0);
   }
 
   /** The term's weight in the distinct-term set: 1 for a main term, `minorWeight` for a minor-only one, else 0. */
   setWeight(term: string): number {
-    return this.counts.main.has(term) ? 1 : this.counts.minor.has(term) ? this.minorWeight : 0;
+    return this.count(0, term) > 0 ? 1 : this.count(1, term) > 0 ? this.minorWeight : 0;
   }
 }
 

@@ -278,6 +278,8 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       host: env.GATEWAY_HOST ?? host,
       log,
       orchestratorAddr: orchestrator.address,
+      // The gateway's hop into the orchestrator of this thread is in process too.
+      ...(cfg.mesh.CTXMESH_IN_PROCESS_CALLS ? { localOrchestrator: orchestrator.services[0] } : {}),
       sessionsAddr: sessions.address,
       bus,
       ingestSubject: cfg.gateway.ingest.subject,

@@ -183,12 +183,17 @@ export function startTelemetry(serviceName: string, env: Record<string, string |
   return { tracing: true, shutdown: () => sdk.shutdown() };
 }
 
+let otelApi: typeof import('@opentelemetry/api') | undefined;
+
 /**
  * The trace id of the span active in the current context (W3C hex, 32 characters), or null
  * when tracing is off or nothing is being recorded. Context mode's `explain.trace_id`.
  */
 export function activeTraceId(): string | null {
-  const { trace, isSpanContextValid } = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  // Loaded on first use (a process that never asks does not load the API), then kept: a
+  // `require` per context request cost more than the lookup.
+  otelApi ??= require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+  const { trace, isSpanContextValid } = otelApi;
   const ctx = trace.getActiveSpan()?.spanContext();
   return ctx && isSpanContextValid(ctx) ? ctx.traceId : null;
 }

@@ -1,5 +1,5 @@
 /** Start the gateway on a port (used by main.ts and by the all-in-one launcher). */
-import { checkHealth } from '@ctxmesh/rpc';
+import { checkHealth, type MountedService } from '@ctxmesh/rpc';
 import type { EventBus } from '@ctxmesh/stores';
 import { ConfigError, type Logger } from '@ctxmesh/runtime';
 import { orchestratorClient } from './clients/orchestrator';
@@ -18,6 +18,11 @@ export interface StartGatewayOptions {
   log: Logger;
   /** Orchestrator `host:port`. */
   orchestratorAddr: string;
+  /**
+   * The orchestrator, when this thread mounts it (the one-process launcher): called in process
+   * instead of over `orchestratorAddr` (which the readiness probe still checks).
+   */
+  localOrchestrator?: Pick<MountedService, 'definition' | 'implementation' | 'name'>;
   /** Sessions service `host:port`. */
   sessionsAddr: string;
   /** Subject writes are published on. @default "ctxmesh.ingest.write" */
@@ -56,7 +61,7 @@ export interface RunningGateway {
  */
 export async function startGateway(opts: StartGatewayOptions): Promise<RunningGateway> {
   const log = opts.log.child({ service: 'gateway' });
-  const orchestrator = orchestratorClient(opts.orchestratorAddr);
+  const orchestrator = orchestratorClient(opts.orchestratorAddr, opts.localOrchestrator);
   const sessions = sessionsClient(opts.sessionsAddr);
   const probeMs = opts.readyProbeMs ?? 1000;
   const app = buildApp({

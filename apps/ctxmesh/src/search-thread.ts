@@ -2,7 +2,9 @@
  * The one-process mesh's search thread (`CTXMESH_SEARCH_THREAD`, on by default for
  * `ctxmesh start`): gather and tier-reader run in a `worker_threads` worker with their own
  * connection to the embedded SQLite file (see `search-worker.ts`), and the orchestrator reaches
- * them over loopback gRPC exactly as it reaches them in their own processes. Searching is the
+ * them through a MessagePort (the rpc library's thread transport: the same ports, deadlines and
+ * error mapping as gRPC, without HTTP/2 or protobuf; their gRPC addresses still answer health
+ * checks). Searching is the
  * largest share of a context request's CPU, so a second core takes it while the main thread
  * serves HTTP, orchestrates, renders and writes.
  *
@@ -15,6 +17,7 @@ export { SearchThreadError };
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { ThreadChannel } from '@ctxmesh/rpc';
 import { ConfigError } from '@ctxmesh/runtime';
 import { addMetricsSource, type MetricsSource } from '@ctxmesh/telemetry';
 import type { SearchWorkerData, SearchWorkerMessage } from './search-worker';
@@ -25,6 +28,8 @@ export interface SearchThread {
   gather: string;
   /** gRPC address of tier-reader in the thread. */
   tierReader: string;
+  /** Gather and tier-reader, served to this thread over a MessagePort (calls fail UNAVAILABLE once the thread has gone). */
+  channel: ThreadChannel;
   /** Drain both servers, close the index and end the thread (terminated after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -72,9 +77,12 @@ export function startSearchThread(env: Record<string, string | undefined>, logLe
       // tier-reader as UNAVAILABLE (503), and /ready turns false.
       worker.on('error', () => undefined);
       const removeSource = addMetricsSource(threadMetrics(worker, () => exited));
+      const channel = new ThreadChannel(m.channel);
+      void exit.then(() => channel.fail('the search thread has stopped'));
       resolve({
         gather: m.gather,
         tierReader: m.tierReader,
+        channel,
         stop: async (graceMs = 15_000) => {
           removeSource();
           if (exited) return;

@@ -6,7 +6,9 @@
  *
  * Protocol with the main thread (structured messages on the worker's port):
  * - in `workerData`: {@link SearchWorkerData};
- * - out: `{ type: 'ready', gather, tierReader }` (gRPC addresses) once both listen, or
+ * - out: `{ type: 'ready', gather, tierReader, channel }` once both listen: their gRPC addresses
+ *   (health checks, and any caller of another process) and a `MessagePort` that serves both to
+ *   the main thread's orchestrator (`serveOverPort`: structured clone, no HTTP/2 or protobuf); or
  *   `{ type: 'failed', message, problems? }` when they cannot start;
  * - in: `{ type: 'stop' }` → both servers drain, the index closes, and the thread ends;
  * - in: `{ type: 'metrics', id }` → out: `{ type: 'metrics', id, metrics }` (this thread's own
@@ -14,7 +16,7 @@
  *
  * Telemetry starts before anything loads grpc-js (the module registry is this thread's own).
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { MessageChannel, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { startTelemetry } from '@ctxmesh/telemetry';
 
 /** What the main thread hands the worker. */
@@ -27,7 +29,7 @@ export interface SearchWorkerData {
 
 /** Messages the worker posts. */
 export type SearchWorkerMessage =
-  | { type: 'ready'; gather: string; tierReader: string }
+  | { type: 'ready'; gather: string; tierReader: string; channel: MessagePort }
   | { type: 'failed'; message: string; problems?: string[] }
   | { type: 'metrics'; id: number; metrics: Awaited<ReturnType<typeof import('@ctxmesh/telemetry').ownMetrics>> };
 
@@ -60,13 +62,20 @@ async function run(port: NonNullable<typeof parentPort>, data: SearchWorkerData)
       startTierReader({ port: 0, host, log, index: store.index, outliner }),
     ]);
     closers.push(() => gather.shutdown(), () => tierReader.shutdown());
+    const { serveOverPort } = require('@ctxmesh/rpc') as typeof import('@ctxmesh/rpc');
+    const channel = new MessageChannel();
+    const unserve = serveOverPort(channel.port1, [...gather.services, ...tierReader.services]);
+    closers.push(async () => {
+      unserve();
+      channel.port1.close();
+    });
     const { ownMetrics } = require('@ctxmesh/telemetry') as typeof import('@ctxmesh/telemetry');
     port.on('message', (m: { type?: string; id?: number }) => {
       if (m?.type === 'stop') void stop();
       // The main thread's /metrics asks for gather's and tier-reader's RPC metrics.
       if (m?.type === 'metrics') void ownMetrics().then((metrics) => port.postMessage({ type: 'metrics', id: m.id, metrics }));
     });
-    port.postMessage({ type: 'ready', gather: gather.address, tierReader: tierReader.address } satisfies SearchWorkerMessage);
+    port.postMessage({ type: 'ready', gather: gather.address, tierReader: tierReader.address, channel: channel.port2 } satisfies SearchWorkerMessage, [channel.port2]);
   } catch (err) {
     const problems = err instanceof ConfigError ? err.problems : undefined;
     port.postMessage({ type: 'failed', message: err instanceof Error ? err.message : String(err), problems } satisfies SearchWorkerMessage);

@@ -6,3 +6,4 @@ export * from './health';
 export * from './identity';
 export * from './port';
 export * from './inproc';
+export * from './thread';

@@ -16,68 +16,19 @@
  *
  * Only for services in the same thread: a call into a worker thread stays on gRPC.
  */
-import { EventEmitter } from 'node:events';
-import { Metadata, status, type CallOptions, type ClientUnaryCall, type ServerUnaryCall, type ServiceError, type StatusObject, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import type { EventEmitter } from 'node:events';
+import { Metadata, status, type ClientUnaryCall, type ServerUnaryCall, type ServiceError, type StatusObject, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { UnaryMethod } from './client';
 import { portOver, type Port, type PortOptions } from './port';
 import type { MountedService } from './server';
+import { InProcessClientCall, InProcessServerCall, deadlineMs, serviceError } from './local-call';
 
 const tracer = trace.getTracer('@ctxmesh/rpc');
 
 /** A method of a generated service definition (the fields this transport reads). */
-interface MethodDefinition {
+export interface MethodDefinition {
   path: string;
-}
-
-/** The server side of one in-process call, as grpc-js's ServerUnaryCall presents it to `implement`. */
-class InProcessServerCall extends EventEmitter {
-  cancelled = false;
-  constructor(
-    readonly request: unknown,
-    readonly metadata: Metadata,
-    private readonly deadline: Date | number | undefined,
-  ) {
-    super();
-  }
-
-  getDeadline(): Date | number {
-    return this.deadline ?? Infinity;
-  }
-
-  getPeer(): string {
-    return 'in-process';
-  }
-
-  cancel(): void {
-    if (this.cancelled) return;
-    this.cancelled = true;
-    this.emit('cancelled', 'cancelled');
-  }
-}
-
-/** The client side of one in-process call, as grpc-js's ClientUnaryCall presents it to `callUnary`. */
-class InProcessClientCall extends EventEmitter {
-  constructor(private readonly onCancel: () => void) {
-    super();
-  }
-
-  cancel(): void {
-    this.onCancel();
-  }
-
-  getPeer(): string {
-    return 'in-process';
-  }
-}
-
-function serviceError(code: status, details: string, metadata: Metadata = new Metadata()): ServiceError {
-  return Object.assign(new Error(`${code} ${status[code]}: ${details}`), { code, details, metadata });
-}
-
-function deadlineMs(deadline: CallOptions['deadline'] | undefined): number {
-  if (deadline === undefined) return Infinity;
-  return deadline instanceof Date ? deadline.getTime() : Number(deadline);
 }
 
 /**

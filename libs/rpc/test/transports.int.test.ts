@@ -1,14 +1,16 @@
 /**
- * One contract suite, two transports: a port over real gRPC (port 0) and the same port called
- * in process (`inProcessPort`) must behave alike — answers, deadlines, cancellation, error
+ * One contract suite, three transports: a port over real gRPC (port 0), the same port called
+ * in process (`inProcessPort`) and over a MessagePort (`ThreadChannel` against `serveOverPort`,
+ * as the search thread serves the main thread; here both ends in one thread) must behave alike — answers, deadlines, cancellation, error
  * mapping, retries, request ids, the server's metrics labels, and messages that neither side
  * can change under the other.
  */
+import { MessageChannel } from 'node:worker_threads';
 import { status } from '@grpc/grpc-js';
 import { common, ledger } from '@ctxmesh/proto';
 import { startTestServer, type TestServer } from '@ctxmesh/testing';
 import pino from 'pino';
-import { Budget, Code, CtxError, grpcPort, implement, inProcessPort, type CallObservation, type Handlers, type MountedService, type Port, type PortOptions } from '../src';
+import { Budget, Code, CtxError, grpcPort, implement, inProcessPort, serveOverPort, ThreadChannel, type CallObservation, type Handlers, type MountedService, type Port, type PortOptions } from '../src';
 
 const log = pino({ level: 'silent' });
 const identity: common.Identity = { accountId: 'a', userId: 'u', role: common.Role.ROLE_USER, actorPeerId: '', workspace: '', requestId: '' };
@@ -35,11 +37,17 @@ const mounted: MountedService = {
 };
 
 let srv: TestServer;
+const wire = new MessageChannel();
+const unserve = serveOverPort(wire.port1, [mounted]);
+const thread = new ThreadChannel(wire.port2);
 beforeAll(async () => {
   srv = await startTestServer([mounted]);
 });
 afterAll(async () => {
   await srv.close();
+  unserve();
+  thread.close();
+  wire.port1.close();
 });
 beforeEach(() => {
   observed.length = 0;
@@ -51,6 +59,7 @@ type LedgerPort = Port<ledger.LedgerServiceClient> & { close(): void };
 const transports: Array<[string, (opts: PortOptions<ledger.LedgerServiceClient>) => LedgerPort]> = [
   ['grpc', (opts) => grpcPort(ledger.LedgerServiceClient, srv.address, opts)],
   ['in-process', (opts) => inProcessPort<ledger.LedgerServiceClient>(mounted, opts)],
+  ['a thread channel', (opts) => thread.port<ledger.LedgerServiceClient>(ledger.LedgerServiceService, opts)],
 ];
 
 /** The first observation of the server adapter, once the handler has finished. */
@@ -162,5 +171,31 @@ describe.each(transports)('port over %s', (_name, open) => {
     const err = await failure(port.beginTurn(request(), Budget.ofMs(0)));
     expect(err.code).toBe(status.DEADLINE_EXCEEDED);
     expect(seen).toHaveLength(0);
+  });
+});
+
+describe('a thread channel', () => {
+  it('fails a call in flight and every later one UNAVAILABLE once the serving thread has gone, as a lost connection does', async () => {
+    const w = new MessageChannel();
+    const stop = serveOverPort(w.port1, [mounted]);
+    const channel = new ThreadChannel(w.port2);
+    const port = channel.port<ledger.LedgerServiceClient>(ledger.LedgerServiceService, { domain: 'ledger', defaults: { retry: false } });
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    beginTurn = (_req, ctx) =>
+      new Promise((_resolve, reject) => {
+        ctx.budget.signal.addEventListener('abort', () => reject(ctx.budget.signal.reason));
+        started();
+      });
+    const inFlight = failure(port.beginTurn(request(), Budget.ofMs(5000)));
+    await running;
+    channel.fail('the search thread has stopped');
+    expect((await inFlight).code).toBe(status.UNAVAILABLE);
+    expect((await failure(port.beginTurn(request(), Budget.ofMs(5000)))).code).toBe(status.UNAVAILABLE);
+    // The serving side's call is cancelled when it stops serving.
+    stop();
+    expect(seen[0]!.signal.aborted).toBe(true);
+    channel.close();
+    w.port1.close();
   });
 });

@@ -9,7 +9,7 @@
  * retrieve's subject). Everything else becomes INTERNAL (STYLE B6).
  */
 import { budgetRender, gather, ledger, rewrite, sessions, tierReader } from '@ctxmesh/proto';
-import { Code, grpcPort, inProcessPort, type MountedService, type Port, type PortOptions, type ServiceClientConstructor } from '@ctxmesh/rpc';
+import { Code, grpcPort, inProcessPort, ThreadChannel, type MountedService, type Port, type PortOptions, type ServiceClientConstructor } from '@ctxmesh/rpc';
 import type { Client } from '@grpc/grpc-js';
 import type { Ports } from '../domain/ports';
 
@@ -24,16 +24,18 @@ export interface DownstreamAddrs {
 }
 
 /**
- * Downstreams mounted in this thread, by port: their calls go in process (same handlers,
- * deadlines, error mapping and metrics, no HTTP/2 or protobuf). Never a service in another
- * thread or process.
+ * Downstreams of this process, by port: a service mounted in this thread is called in process,
+ * one served in another thread of it over that thread's {@link ThreadChannel} (same handlers,
+ * deadlines, error mapping and metrics, no HTTP/2 or protobuf either way). Never a service of
+ * another process.
  */
-export type LocalServices = Partial<Record<keyof DownstreamAddrs, MountedService>>;
+export type LocalServices = Partial<Record<keyof DownstreamAddrs, MountedService | ThreadChannel>>;
 
 /** Ports over gRPC, or in process for the downstreams in `local`, plus a close hook for their channels. */
 export function grpcPorts(addrs: DownstreamAddrs, local: LocalServices = {}): Ports & { close(): void } {
   const port = <C extends Client>(key: keyof DownstreamAddrs, Ctor: ServiceClientConstructor<C>, opts: PortOptions<C>): Port<C> & { close(): void } => {
     const mounted = local[key];
+    if (mounted instanceof ThreadChannel) return mounted.port<C>(Ctor.service, opts);
     return mounted ? inProcessPort<C>(mounted, opts) : grpcPort(Ctor, addrs[key], opts);
   };
   const ports = {

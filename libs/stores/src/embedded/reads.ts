@@ -14,6 +14,15 @@ export class IndexReader {
 
   /** Points by indexed URI (see `VectorIndex.get`). @returns null where missing or invisible */
   get(uris: string[], visibility: Visibility, fields: FieldSet): Array<NodeRecord | NodeContent | NodeSummary | null> {
+    if (fields === 'summary' && uris.length > 1) {
+      // One statement for the batch (gather asks for the documents of a search's passage hits).
+      const byUri = new Map<string, NodeRow>();
+      for (const r of this.st.summariesByUris.all(visibility.account, JSON.stringify(uris)) as NodeRow[]) byUri.set(r.uri, r);
+      return uris.map((u) => {
+        const r = byUri.get(u);
+        return r && visibleRow(r, visibility) ? toSummary(r, false) : null;
+      });
+    }
     const stmt = fields === 'full' ? this.st.fullByUri : fields === 'content' ? this.st.contentByUri : this.st.summaryByUri;
     return uris.map((u) => {
       const r = stmt.get(visibility.account, u) as NodeRow | undefined;

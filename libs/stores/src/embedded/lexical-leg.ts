@@ -1,4 +1,5 @@
 import { type CorpusStats, type DfKey, QueryScorer, QueryTerms } from '../ranking/query';
+import { canBeMinor } from '../ranking/terms';
 import type { HybridTuning } from '../tuning';
 import type { LexicalIndex, LexicalTermRow, LexicalTopKStats, PreparedLexicalQuery } from './lexical-index';
 import type { ScanCache, Shard } from './scan-cache';
@@ -19,7 +20,8 @@ export interface LexResult {
 /**
  * The lexical leg of the embedded index: the account's statistics for the shared ranking
  * ({@link CorpusStats}: `vi_lex_rows`, the per-class document frequencies of `vi_lex_terms`, the
- * either-class ones of `vi_terms`), and each search's candidates — its top-k by the ranking's
+ * either-class ones of one-code-point terms in `vi_terms` — a longer term is only ever a main
+ * term), and each search's candidates — its top-k by the ranking's
  * BM25 from the block-max inverted index ({@link LexicalIndex}).
  */
 export class LexicalLeg {
@@ -40,18 +42,22 @@ export class LexicalLeg {
     if (query.empty) return { query, scorer: null, prepared: null };
     const account = shard.account;
     const { rows, tokens } = this.index.rowStats(account);
-    // Either-class frequencies of every query term in one statement; class ones on demand (the selected terms).
+    // Either-class frequencies: of the query's one-code-point terms (the only ones that can be
+    // in both classes) from `vi_terms` in one statement, of longer terms their main ones from
+    // the lexical index; class ones on demand.
     const any = new Map<string, number>();
-    for (const r of this.st.vocab.all(account, JSON.stringify([...query.set.keys()])) as Array<{ term: string; df: number }>) any.set(r.term, r.df);
+    const single = [...query.set.keys()].filter(canBeMinor);
+    if (single.length > 0) for (const r of this.st.vocab.all(account, JSON.stringify(single)) as Array<{ term: string; df: number }>) any.set(r.term, r.df);
     const terms = new Map<DfKey, LexicalTermRow | undefined>();
     const termRow = (key: DfKey): LexicalTermRow | undefined => {
       if (!terms.has(key)) terms.set(key, this.index.term(account, key[0] === '0' ? 0 : 1, key.slice(2)));
       return terms.get(key);
     };
+    const eitherDf = (term: string): number => (canBeMinor(term) ? (any.get(term) ?? 0) : (termRow(`0:${term}`)?.df ?? 0));
     const stats: CorpusStats = {
       docs: rows,
       tokens,
-      df: (key) => (key[0] === '*' ? (any.get(key.slice(2)) ?? 0) : (termRow(key)?.df ?? 0)),
+      df: (key) => (key[0] === '*' ? eitherDf(key.slice(2)) : (termRow(key)?.df ?? 0)),
     };
     const scorer = new QueryScorer(query, stats, this.tuning);
     const weighted = scorer.selected.map((t) => ({ row: termRow(`${t.cls}:${t.term}`) as LexicalTermRow, w: t.w, colWeight: t.colWeight }));

@@ -10,12 +10,22 @@ export { IndexSchemaMismatchError };
 
 /**
  * Version of the table layout below. Version 2 (URIs unique across accounts, document
- * frequencies shared by every account), version 3 (an FTS5 table as the lexical index) and
- * version 4 (the block-max index without its tail of pending rows) are upgraded in place; any
- * other version is refused — a file of version 5 may hold pending rows that a version-4 reader
- * would not see.
+ * frequencies shared by every account), version 3 (an FTS5 table as the lexical index),
+ * version 4 (the block-max index without its tail of pending rows) and version 5 (`vi_terms`
+ * holding every term) are upgraded in place; any other version is refused — a file of version 5
+ * may hold pending rows that a version-4 reader would not see, and a version-5 reader would read
+ * a version-6 file's longer terms as absent from every row.
+ *
+ * Version 6: `vi_terms` keeps the either-class document frequencies of one-code-point terms
+ * only (a CJK character or a one-character word, the only terms that can be in both classes);
+ * a longer term's either-class frequency is its main-class one, which `vi_lex_terms` keeps. A
+ * write upserted a `vi_terms` row per distinct term of every row (a third of a long page's
+ * group commit); now it upserts a handful.
  */
-export const SCHEMA_VERSION = '5';
+export const SCHEMA_VERSION = '6';
+
+/** Versions {@link migrateSchema} upgrades in place. */
+const UPGRADABLE = ['2', '3', '4', '5'];
 
 /**
  * Columns of `vi_nodes`. A point's identity is (account, uri): account-wide URIs such as
@@ -69,7 +79,7 @@ export function migrateSchema(db: EmbeddedDb, dimension: number): void {
     }).immediate();
   }
   const schema = meta('schema');
-  if (schema !== undefined && schema !== '3' && schema !== '4' && schema !== SCHEMA_VERSION) throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
+  if (schema !== undefined && !UPGRADABLE.includes(schema) && schema !== SCHEMA_VERSION) throw new IndexSchemaMismatchError(schema, SCHEMA_VERSION);
   db.exec(`
     CREATE TABLE IF NOT EXISTS vi_nodes(${NODE_COLUMNS});
     CREATE UNIQUE INDEX IF NOT EXISTS vi_nodes_key ON vi_nodes(account, uri);
@@ -86,7 +96,16 @@ export function migrateSchema(db: EmbeddedDb, dimension: number): void {
       if (meta('schema') === '3') upgradeFrom3(db);
     }).immediate();
   }
-  if (schema === '4') db.prepare("UPDATE vi_meta SET value = ? WHERE key = 'schema' AND value = '4'").run(SCHEMA_VERSION);
+  if (schema !== undefined && schema !== SCHEMA_VERSION) {
+    // 4 → 5 was the tail's tables (above); 5 → 6 drops the longer terms' `vi_terms` rows
+    // (SQLite's length() counts the characters of a text). Under the write lock, re-checked.
+    db.transaction(() => {
+      const now = meta('schema');
+      if (now === undefined || now === SCHEMA_VERSION) return;
+      db.exec('DELETE FROM vi_terms WHERE length(term) > 1');
+      db.prepare("UPDATE vi_meta SET value = ? WHERE key = 'schema'").run(SCHEMA_VERSION);
+    }).immediate();
+  }
   db.prepare("INSERT OR IGNORE INTO vi_meta(key, value) VALUES ('dimension', ?), ('schema', ?)").run(String(d), SCHEMA_VERSION);
 }
 
@@ -128,7 +147,7 @@ function upgradeFrom2(db: EmbeddedDb): void {
 const UPGRADE_PAGE = 2_000;
 
 /**
- * Schema 3 → 5, inside the caller's write transaction: build the block-max lexical index
+ * Schema 3 → 5 (then 6, by the caller), inside the caller's write transaction: build the block-max lexical index
  * (`vi_lex_*`) from every row's stored term counts (`vi_bags`; a row without them is
  * re-tokenised), in row id order, straight into its blocks (its tail starts empty), and drop
  * the FTS5 table it replaces. One pass over the rows.
@@ -156,7 +175,8 @@ function upgradeFrom3(db: EmbeddedDb): void {
     if (rows.length > 0) after = rows[rows.length - 1]!.id;
   } while (batch.length === UPGRADE_PAGE);
   db.exec('DROP TABLE IF EXISTS vi_fts');
-  db.prepare("UPDATE vi_meta SET value = ? WHERE key = 'schema'").run(SCHEMA_VERSION);
+  // Version 5; migrateSchema then takes it to the current one.
+  db.prepare("UPDATE vi_meta SET value = '5' WHERE key = 'schema'").run();
 }
 
 /** A row's stored term counts (`vi_bags.terms`), or its text columns where it has none. */

@@ -20,6 +20,21 @@ describeVectorIndexContract('embedded (SQLite in memory)', async () => {
   return new EmbeddedVectorIndex(db, { dimension: 256 });
 });
 
+/**
+ * Either-class document frequencies of an account as the ranking reads them: one-code-point
+ * terms from `vi_terms`, longer ones from the lexical index's main class (its tail merged
+ * first); and `vi_terms` must hold no longer term.
+ */
+async function eitherDf(index: EmbeddedVectorIndex, db: EmbeddedDb, account: string): Promise<Record<string, number>> {
+  await index.optimize();
+  expect(db.prepare('SELECT term FROM vi_terms WHERE length(term) > 1').all()).toEqual([]);
+  const rows = [
+    ...(db.prepare('SELECT term, df FROM vi_terms WHERE account = ?').all(account) as Array<{ term: string; df: number }>),
+    ...(db.prepare('SELECT term, df FROM vi_lex_terms WHERE account = ? AND cls = 0 AND length(term) > 1 AND df > 0').all(account) as Array<{ term: string; df: number }>),
+  ];
+  return Object.fromEntries(rows.sort((a, b) => (a.term < b.term ? -1 : 1)).map((r) => [r.term, r.df]));
+}
+
 describe('EmbeddedVectorIndex', () => {
   const embedder = new LexicalEmbedder({ dimension: 256 });
   const vis: Visibility = { account: 'a', user: 'u', actorPeer: null, openPeers: false, allUsers: false, workspace: null };
@@ -108,14 +123,14 @@ describe('EmbeddedVectorIndex', () => {
       await index.replaceDocument('viking://resources/h.md', [makeRecord(embedder, 'a', 'viking://resources/h.md', 'a walk along the harbour')]);
       await index.replaceDocument('viking://resources/w.md', [makeRecord(embedder, 'a', 'viking://resources/w.md', 'a walk in the woods')]);
       await index.replaceDocument('viking://resources/m.md', [makeRecord(embedder, 'a', 'viking://resources/m.md', 'a walk on the moor')]);
-      const df = (account: string, term: string) => (db.prepare('SELECT df FROM vi_terms WHERE account = ? AND term = ?').get(account, term) as { df: number } | undefined)?.df;
-      expect([df('a', 'harbour'), df('b', 'harbour')]).toEqual([1, 40]);
+      const df = async (account: string, term: string) => (await eitherDf(index, db, account))[term];
+      expect([await df('a', 'harbour'), await df('b', 'harbour')]).toEqual([1, 40]);
       // Counted file-wide, "harbour" (41 of 43 rows) would be dropped as near-universal and "walk"
       // kept, matching all three of a's walks; counted in a, "harbour" is the rare, decisive term.
       const [hits] = await index.search([{ visibility: vis, vector: null, text: 'walk harbour', targets: [], filter: null, limit: 3 }]);
       expect(hits.map((h) => h.node.uri)).toEqual(['viking://resources/h.md']);
       await index.deleteDocument('b', 'viking://resources', { subtree: true });
-      expect([df('a', 'harbour'), df('b', 'harbour')]).toEqual([1, undefined]);
+      expect([await df('a', 'harbour'), await df('b', 'harbour')]).toEqual([1, undefined]);
     } finally {
       db.close();
     }
@@ -158,16 +173,16 @@ describe('EmbeddedVectorIndex', () => {
       const texts = ['港 的 港口', '港口 harbour', 'harbour'];
       await Promise.all(texts.map((t, i) => index.replaceDocument(`viking://resources/z${i}.md`, [makeRecord(embedder, 'a', `viking://resources/z${i}.md`, t)])));
       await index.replaceDocument('viking://resources/y.md', [makeRecord(embedder, 'b', 'viking://resources/y.md', '港 harbour')]);
-      const df = (account: string) => Object.fromEntries((db.prepare('SELECT term, df FROM vi_terms WHERE account = ? ORDER BY term').all(account) as Array<{ term: string; df: number }>).map((r) => [r.term, r.df]));
-      expect(df('a')).toEqual({ harbour: 2, 口: 2, 港: 2, 港口: 2 });
-      expect(df('b')).toEqual({ harbour: 1, 港: 1 });
+      const df = (account: string) => eitherDf(index, db, account);
+      expect(await df('a')).toEqual({ harbour: 2, 口: 2, 港: 2, 港口: 2 });
+      expect(await df('b')).toEqual({ harbour: 1, 港: 1 });
       // Replacing and deleting in one group commit: each row's terms come off once.
       await Promise.all([
         index.replaceDocument('viking://resources/z0.md', [makeRecord(embedder, 'a', 'viking://resources/z0.md', 'harbour')]),
         index.deleteDocument('a', 'viking://resources/z1.md'),
       ]);
-      expect(df('a')).toEqual({ harbour: 2 });
-      expect(df('b')).toEqual({ harbour: 1, 港: 1 });
+      expect(await df('a')).toEqual({ harbour: 2 });
+      expect(await df('b')).toEqual({ harbour: 1, 港: 1 });
     } finally {
       db.close();
     }
@@ -197,8 +212,8 @@ describe('EmbeddedVectorIndex', () => {
         UPDATE vi_meta SET value = '2' WHERE key = 'schema';
       `);
       const index = new EmbeddedVectorIndex(db, { dimension: 256 });
-      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('5');
-      expect(db.prepare("SELECT account, df FROM vi_terms WHERE term = 'penguin'").all()).toEqual([{ account: 'a', df: 2 }]);
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('6');
+      expect((await eitherDf(index, db, 'a')).penguin).toBe(2);
       const q = (text: string, v: Visibility = vis) => ({ visibility: v, vector: embedder.embedOne(text), text, targets: [], filter: null, limit: 5 });
       const [hits] = await index.search([q('persistent penguin colony')]);
       expect(hits[0].node.uri).toBe('viking://resources/p.md');
@@ -230,7 +245,7 @@ describe('EmbeddedVectorIndex', () => {
         UPDATE vi_meta SET value = '3' WHERE key = 'schema';
       `);
       const index = new EmbeddedVectorIndex(db, { dimension: 256 });
-      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('5');
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('6');
       expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'vi_fts'").get()).toBeUndefined();
       const lexOnly = (text: string) => ({ visibility: vis, vector: null, text, targets: [], filter: null, limit: 5 });
       const [[p], [w]] = await index.search([lexOnly('penguin'), lexOnly('walrus')]);
@@ -240,6 +255,35 @@ describe('EmbeddedVectorIndex', () => {
       expect(index.lexicalSize()).toEqual({ terms: 7, blocks: 6 + Math.ceil(2_100 / 128), postings: 6 + 2_100 });
     } finally {
       db.close();
+    }
+  });
+
+  it('upgrades a schema-5 file in place: the longer terms leave vi_terms, and every search ranks and scores as before', async () => {
+    const path = join(dir, 'v5.db');
+    const db = openEmbeddedDb(path);
+    const texts = ['the harbour pilots board at dawn', '港口引航员在黎明登船', 'harbour 港 tides', 'a walk on the moor'];
+    const queries = ['harbour dawn', '港口 引航员', '港', 'walk moor harbour'].map((text) => ({ visibility: vis, vector: embedder.embedOne(text), text, targets: [], filter: null, limit: 5 }));
+    let before: unknown;
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+      for (const [i, t] of texts.entries()) await index.replaceDocument(`viking://resources/u${i}.md`, [makeRecord(embedder, 'a', `viking://resources/u${i}.md`, t)]);
+      before = (await index.search(queries)).map((hs) => hs.map((h) => [h.node.uri, h.score]));
+      await index.optimize();
+      // What a version-5 writer left: every term's row (its frequencies as the lexical index has them).
+      db.exec(`INSERT INTO vi_terms(account, term, df) SELECT account, term, df FROM vi_lex_terms WHERE cls = 0 AND length(term) > 1 AND df > 0;
+        UPDATE vi_meta SET value = '5' WHERE key = 'schema';`);
+      expect((db.prepare('SELECT count(*) AS n FROM vi_terms WHERE length(term) > 1').get() as { n: number }).n).toBeGreaterThan(5);
+    } finally {
+      db.close();
+    }
+    const again = openEmbeddedDb(path);
+    try {
+      const index = new EmbeddedVectorIndex(again, { dimension: 256 });
+      expect((again.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('6');
+      expect(again.prepare('SELECT term FROM vi_terms WHERE length(term) > 1').all()).toEqual([]);
+      expect((await index.search(queries)).map((hs) => hs.map((h) => [h.node.uri, h.score]))).toEqual(before);
+    } finally {
+      again.close();
     }
   });
 
@@ -260,7 +304,7 @@ describe('EmbeddedVectorIndex', () => {
         UPDATE vi_meta SET value = '4' WHERE key = 'schema';
       `);
       const index = new EmbeddedVectorIndex(db, { dimension: 256, lexicalTail: { mergeAt: 1e9, idleMs: 1e9 } });
-      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('5');
+      expect((db.prepare("SELECT value FROM vi_meta WHERE key = 'schema'").get() as { value: string }).value).toBe('6');
       expect(index.lexicalSize()).toEqual(size);
       const lexOnly = (text: string) => ({ visibility: vis, vector: null, text, targets: [], filter: null, limit: 5 });
       expect((await index.search([lexOnly('penguin')]))[0].map((h) => h.node.uri)).toEqual(['viking://resources/p.md']);

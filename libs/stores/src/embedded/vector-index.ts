@@ -55,8 +55,8 @@ export interface EmbeddedVectorIndexOptions {
  * segmented into bigrams (main terms) and unigrams (minor terms) — in a block-max inverted
  * index of the file's own (`vi_lex_*`, see {@link LexicalIndex}: a written row waits in its
  * tail, searchable, until a background merge moves it into the blocks with many others — see
- * {@link TailMergeOptions}), their per-account document
- * frequencies (`vi_terms`), each row's term counts (`vi_bags`, what the ranking reads of a row; a row
+ * {@link TailMergeOptions}), the either-class document frequencies of one-code-point terms
+ * per account (`vi_terms`; a longer term's is its main-class one in `vi_lex_terms`), each row's term counts (`vi_bags`, what the ranking reads of a row; a row
  * without them, written before the table existed, is re-tokenised when needed) and a change log
  * (`vi_changes`). A document's writes — or a batch of documents' — are one transaction, so
  * nothing half-written is ever searchable.

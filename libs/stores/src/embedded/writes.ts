@@ -3,7 +3,7 @@ import { InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import type { NodeRecord } from '../ports/vector-index';
 import type { EmbeddedDb } from './db';
 import type { LexicalIndex, LexicalRow } from './lexical-index';
-import { encodeTermCounts, termCounts } from '../ranking/terms';
+import { canBeMinor, encodeTermCounts, termCounts } from '../ranking/terms';
 import { lexicalSource, vecBlob } from './rows';
 import { type StoredTermsRow, storedTermCounts } from './schema';
 import type { Statements } from './statements';
@@ -19,13 +19,16 @@ class LexicalChanges {
   /** account → term → document-frequency delta. */
   readonly df = new Map<string, Map<string, number>>();
 
-  /** Count a row's distinct terms (of either class: a term in both counts once) `delta` times. */
+  /**
+   * Count a row's distinct terms that can be in both classes (terms of one code point, see
+   * `canBeMinor`: a term in both counts once) `delta` times. A longer term is only ever a main
+   * term, and its either-class frequency is its main one, which the lexical index keeps.
+   */
   count(account: string, row: { main: ReadonlyMap<string, number>; minor: ReadonlyMap<string, number> }, delta: 1 | -1): void {
-    // Keyed per account, then by the term itself: no key is built per term (a batch of long
-    // documents counts hundreds of thousands of them).
+    // Keyed per account, then by the term itself: no key is built per term.
     let df = this.df.get(account);
     if (df === undefined) this.df.set(account, (df = new Map()));
-    for (const t of row.main.keys()) df.set(t, (df.get(t) ?? 0) + delta);
+    for (const t of row.main.keys()) if (t.length <= 2 && canBeMinor(t)) df.set(t, (df.get(t) ?? 0) + delta);
     for (const t of row.minor.keys()) if (!row.main.has(t)) df.set(t, (df.get(t) ?? 0) + delta);
   }
 }
@@ -72,7 +75,8 @@ export class IndexWriter {
 
   /**
    * Apply a transaction's lexical changes: postings first removed, then added; then the
-   * per-account document frequencies (`vi_terms`, which the TF-IDF re-ranking reads; per
+   * per-account either-class document frequencies of one-code-point terms (`vi_terms`, which
+   * the TF-IDF re-ranking reads with the lexical index's main frequencies of longer terms; per
    * account, so one tenant's corpus never changes another's weights); then housekeeping.
    */
   private finish(ch: LexicalChanges): void {

@@ -3,12 +3,17 @@ import type { LexicalIndex } from './lexical-index';
 
 /** How the embedded index merges its lexical tail in the background ({@link MergeScheduler}). */
 export interface TailMergeOptions {
-  /** Pending rows at which a merge starts while writes go on (a larger merge costs less per row). @default 4096 */
+  /**
+   * Pending rows at which a merge starts while writes go on (a larger merge costs less per row:
+   * a merge's cost is mostly per term it touches, and a term's tail grows with the merge). On
+   * the docs bench profile's ingest (five records a document) 16,384 against 4,096 took the
+   * gateway's `wait:true` writes at concurrency 16 from ~195 to ~250 docs/s. @default 16384
+   */
   mergeAt: number;
   /**
    * Pending rows at which writes wait for the merge: bounds the tail's memory (about 1 KB per
    * pending row of a few hundred terms, in every process that reads the file) and its share of a
-   * query's work. @default 16384
+   * query's work. @default 32768
    */
   maxPending: number;
   /** Time one merge step may hold the event loop, ms (plus its commit, and a WAL checkpoint when the commit triggers one). @default 20 */
@@ -18,7 +23,7 @@ export interface TailMergeOptions {
 }
 
 /** Defaults of {@link TailMergeOptions}. */
-export const DEFAULT_TAIL_MERGE: Readonly<TailMergeOptions> = Object.freeze({ mergeAt: 4096, maxPending: 16_384, stepMs: 20, idleMs: 200 });
+export const DEFAULT_TAIL_MERGE: Readonly<TailMergeOptions> = Object.freeze({ mergeAt: 16_384, maxPending: 32_768, stepMs: 20, idleMs: 200 });
 
 /** Back-off after a step found the write lock taken by another connection, or failed, ms. */
 const RETRY_MS = 50;

@@ -74,8 +74,9 @@ export const meshSchema = {
   CTXMESH_SEARCH_THREAD: envVar.bool(true),
   /**
    * The orchestrator calls the services of its own thread in process (`inProcessPort`: same
-   * handlers, deadlines, errors and metrics, no HTTP/2 framing or protobuf); `off` sends every
-   * call over loopback gRPC. Calls into the search thread always go over gRPC.
+   * handlers, deadlines, errors and metrics, no HTTP/2 framing or protobuf), the gateway calls
+   * the orchestrator so, and gather and tier-reader in the search thread are called over its
+   * MessagePort (`ThreadChannel`); `off` sends every call over loopback gRPC.
    */
   CTXMESH_IN_PROCESS_CALLS: envVar.bool(true),
 };

@@ -16,13 +16,12 @@
  *
  * Only for services in the same thread: a call into a worker thread stays on gRPC.
  */
-import type { EventEmitter } from 'node:events';
-import { Metadata, status, type ClientUnaryCall, type ServerUnaryCall, type ServiceError, type StatusObject, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { Metadata, status, type ServerUnaryCall, type StatusObject, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { UnaryMethod } from './client';
 import { portOver, type Port, type PortOptions } from './port';
 import type { MountedService } from './server';
-import { InProcessClientCall, InProcessServerCall, deadlineMs, serviceError } from './local-call';
+import { InProcessServerCall, serviceError, startLocalCall } from './local-call';
 
 const tracer = trace.getTracer('@ctxmesh/rpc');
 
@@ -42,49 +41,9 @@ function unaryMethod(handle: (call: ServerUnaryCall<unknown, unknown>, callback:
     const clientSpan = tracer.startSpan(spanName, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': rpcService, 'rpc.method': rpcMethod, 'ctxmesh.transport': 'in-process' } });
     const spanContext = trace.setSpan(context.active(), clientSpan);
     const server = new InProcessServerCall(structuredClone(request), metadata.clone(), options.deadline);
-    let done = false;
-    const cleanups: Array<() => void> = [];
-    const finish = (err: ServiceError | null, res: unknown, span: Span = clientSpan) => {
-      if (done) return;
-      done = true;
-      for (const c of cleanups.splice(0)) c();
-      span.setAttribute('rpc.grpc.status_code', err ? err.code : status.OK);
-      if (err) span.setStatus({ code: SpanStatusCode.ERROR, message: err.details });
-      span.end();
-      // grpc-js answers from its own event-loop turn, never within the caller's stack.
-      queueMicrotask(() => {
-        call.emit('status', { code: err ? err.code : status.OK, details: err ? err.details : 'OK', metadata: err ? err.metadata : new Metadata() });
-        callback(err, res);
-      });
-    };
-    const cancelWith = (code: status, details: string) => {
-      if (done) return;
-      server.cancel();
-      finish(serviceError(code, details), undefined);
-    };
-    const call = new InProcessClientCall(() => cancelWith(status.CANCELLED, 'Cancelled on client'));
-
-    const left = deadlineMs(options.deadline) - Date.now();
-    if (left <= 0) {
-      cancelWith(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
-      return call as unknown as ClientUnaryCall;
-    }
-    if (Number.isFinite(left)) {
-      const timer = setTimeout(() => cancelWith(status.DEADLINE_EXCEEDED, 'Deadline exceeded'), left);
-      timer.unref();
-      cleanups.push(() => clearTimeout(timer));
-    }
-    // grpc-js propagates the parent call's cancellation to its children (propagate_flags' default).
-    const parent = options.parent as unknown as EventEmitter | undefined;
-    if (parent) {
-      const onParentCancel = () => cancelWith(status.CANCELLED, 'Cancelled by the parent call');
-      if ((parent as { cancelled?: boolean }).cancelled) onParentCancel();
-      else {
-        parent.once('cancelled', onParentCancel);
-        cleanups.push(() => parent.removeListener('cancelled', onParentCancel));
-      }
-    }
-    if (done) return call as unknown as ClientUnaryCall;
+    const local = startLocalCall(clientSpan, options, callback, () => server.cancel());
+    if (local.done) return local.call;
+    const finish = local.finish;
 
     const serverSpan = tracer.startSpan(spanName, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.service': rpcService, 'rpc.method': rpcMethod, 'ctxmesh.transport': 'in-process' } }, spanContext);
     context.with(trace.setSpan(spanContext, serverSpan), () => {
@@ -96,7 +55,7 @@ function unaryMethod(handle: (call: ServerUnaryCall<unknown, unknown>, callback:
         else finish(null, structuredClone(res));
       });
     });
-    return call as unknown as ClientUnaryCall;
+    return local.call;
   };
 }
 

@@ -20,11 +20,11 @@
  * - `{ t: 'cancel', id }`: the caller gave up (no reply follows, or it is ignored).
  */
 import type { MessagePort } from 'node:worker_threads';
-import { Metadata, status, type ClientUnaryCall, type ServerUnaryCall, type ServiceError, type StatusObject, type UntypedServiceImplementation } from '@grpc/grpc-js';
+import { Metadata, status, type ServerUnaryCall, type StatusObject, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { UnaryMethod } from './client';
 import type { MethodDefinition } from './inproc';
-import { InProcessClientCall, InProcessServerCall, deadlineMs, serviceError } from './local-call';
+import { InProcessServerCall, deadlineMs, serviceError, startLocalCall } from './local-call';
 import { portOver, type Port, type PortOptions } from './port';
 import type { MountedService } from './server';
 
@@ -164,51 +164,23 @@ export class ThreadChannel {
     return (request, metadata, options, callback) => {
       const span = tracer.startSpan(spanName, { kind: SpanKind.CLIENT, attributes: { 'rpc.system': 'grpc', 'rpc.service': rpcService, 'rpc.method': rpcMethod, 'ctxmesh.transport': 'thread' } });
       const id = ++this.next;
-      let done = false;
-      const cleanups: Array<() => void> = [];
-      const finish = (err: ServiceError | null, res: unknown) => {
-        if (done) return;
-        done = true;
-        this.pending.delete(id);
-        for (const c of cleanups.splice(0)) c();
-        span.setAttribute('rpc.grpc.status_code', err ? err.code : status.OK);
-        if (err) span.setStatus({ code: SpanStatusCode.ERROR, message: err.details });
-        span.end();
-        queueMicrotask(() => {
-          call.emit('status', { code: err ? err.code : status.OK, details: err ? err.details : 'OK', metadata: err ? err.metadata : new Metadata() });
-          callback(err, res);
-        });
-      };
-      const cancelWith = (code: status, details: string) => {
-        if (done) return;
-        if (this.pending.has(id)) this.messagePort.postMessage({ t: 'cancel', id } satisfies ToServer);
-        finish(serviceError(code, details), undefined);
-      };
-      const call = new InProcessClientCall(() => cancelWith(status.CANCELLED, 'Cancelled on client'));
+      const local = startLocalCall(
+        span,
+        options,
+        callback,
+        // The serving side learns of it only while it still has the call.
+        () => {
+          if (this.pending.has(id)) this.messagePort.postMessage({ t: 'cancel', id } satisfies ToServer);
+        },
+        () => this.pending.delete(id),
+      );
+      if (local.done) return local.call;
       if (this.closed !== null) {
-        finish(serviceError(status.UNAVAILABLE, this.closed), undefined);
-        return call as unknown as ClientUnaryCall;
+        local.finish(serviceError(status.UNAVAILABLE, this.closed), undefined);
+        return local.call;
       }
+      const finish = local.finish;
       const deadline = deadlineMs(options.deadline);
-      if (deadline - Date.now() <= 0) {
-        cancelWith(status.DEADLINE_EXCEEDED, 'Deadline exceeded');
-        return call as unknown as ClientUnaryCall;
-      }
-      if (Number.isFinite(deadline)) {
-        const timer = setTimeout(() => cancelWith(status.DEADLINE_EXCEEDED, 'Deadline exceeded'), deadline - Date.now());
-        timer.unref();
-        cleanups.push(() => clearTimeout(timer));
-      }
-      const parent = options.parent as unknown as (NodeJS.EventEmitter & { cancelled?: boolean }) | undefined;
-      if (parent) {
-        const onParentCancel = () => cancelWith(status.CANCELLED, 'Cancelled by the parent call');
-        if (parent.cancelled) {
-          onParentCancel();
-          return call as unknown as ClientUnaryCall;
-        }
-        parent.once('cancelled', onParentCancel);
-        cleanups.push(() => parent.removeListener('cancelled', onParentCancel));
-      }
       const md = metadata.clone();
       propagation.inject(trace.setSpan(context.active(), span), md, { set: (carrier, key, value) => (carrier as Metadata).set(key, value) });
       this.pending.set(id, (m) => {
@@ -216,7 +188,7 @@ export class ThreadChannel {
         else finish(serviceError(m.code as status, m.details, fromWire(m.metadata)), undefined);
       });
       this.messagePort.postMessage({ t: 'call', id, path, request, metadata: toWire(md), deadline: Number.isFinite(deadline) ? deadline : null } satisfies ToServer);
-      return call as unknown as ClientUnaryCall;
+      return local.call;
     };
   }
 }

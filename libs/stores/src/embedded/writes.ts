@@ -28,7 +28,7 @@ class LexicalChanges {
     // Keyed per account, then by the term itself: no key is built per term.
     let df = this.df.get(account);
     if (df === undefined) this.df.set(account, (df = new Map()));
-    for (const t of row.main.keys()) if (t.length <= 2 && canBeMinor(t)) df.set(t, (df.get(t) ?? 0) + delta);
+    for (const t of row.main.keys()) if (canBeMinor(t)) df.set(t, (df.get(t) ?? 0) + delta);
     for (const t of row.minor.keys()) if (!row.main.has(t)) df.set(t, (df.get(t) ?? 0) + delta);
   }
 }

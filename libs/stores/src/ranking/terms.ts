@@ -83,21 +83,24 @@ export function encodeTermCounts(counts: TermCounts): string {
  * @throws RangeError for a string {@link encodeTermCounts} did not write
  */
 export function decodeTermCounts(s: string): TermCounts {
-  const tab = s.indexOf('\t');
-  if (tab < 0) throw new RangeError('not an encoded term count');
-  const part = (p: string): Map<string, number> => {
+  const { main, minor } = partsOf(s);
+  const part = (p: Part): Map<string, number> => {
     const m = new Map<string, number>();
-    if (p === '') return m;
-    const xs = p.split(' ');
-    if (xs.length % 2 !== 0) throw new RangeError('not an encoded term count');
-    for (let i = 0; i < xs.length; i += 2) {
-      const n = Number(xs[i + 1]);
-      if (!(n >= 1) || !Number.isInteger(n)) throw new RangeError('not an encoded term count');
-      m.set(xs[i]!, n);
-    }
+    forEachPair(s, p.from, p.to, (a, b, n) => m.set(s.slice(a, b), n));
     return m;
   };
-  return { main: part(s.slice(0, tab)), minor: part(s.slice(tab + 1)) };
+  return { main: part(main), minor: part(minor) };
+}
+
+/**
+ * The two classes of an {@link encodeTermCounts} string: main terms before its one tab, minor
+ * ones after it.
+ * @throws RangeError for a string without exactly one tab
+ */
+function partsOf(s: string): { main: Part; minor: Part } {
+  const tab = s.indexOf('\t');
+  if (tab < 0 || s.indexOf('\t', tab + 1) >= 0) throw new RangeError('not an encoded term count');
+  return { main: { from: 0, to: tab }, minor: { from: tab + 1, to: s.length } };
 }
 
 /** Whether `s[from, to)` is one or more ASCII digits. */
@@ -264,10 +267,7 @@ export class DocTerms {
    * @throws RangeError for a string {@link encodeTermCounts} did not write
    */
   static decode(s: string, minorWeight: number): DocTerms {
-    const tab = s.indexOf('\t');
-    if (tab < 0 || s.indexOf('\t', tab + 1) >= 0) throw new RangeError('not an encoded term count');
-    const main: Part = { from: 0, to: tab };
-    const minor: Part = { from: tab + 1, to: s.length };
+    const { main, minor } = partsOf(s);
     let len = 1;
     let n2 = 0;
     let mainTerms = 0;

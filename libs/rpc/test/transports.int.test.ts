@@ -68,6 +68,18 @@ async function observation(): Promise<CallObservation> {
   return observed[0]!;
 }
 
+/** Make the handler hold each call until its budget aborts; resolves once a call has started. */
+function holdUntilAborted(): Promise<void> {
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  beginTurn = (_req, ctx) =>
+    new Promise((_resolve, reject) => {
+      ctx.budget.signal.addEventListener('abort', () => reject(ctx.budget.signal.reason));
+      started();
+    });
+  return running;
+}
+
 async function failure(p: Promise<unknown>): Promise<CtxError> {
   const err = await p.then(
     () => null,
@@ -106,13 +118,7 @@ describe.each(transports)('port over %s', (_name, open) => {
 
   it('fails CANCELLED when the caller cancels, and the handler\'s budget is cancelled', async () => {
     const caller = new AbortController();
-    let started!: () => void;
-    const running = new Promise<void>((r) => (started = r));
-    beginTurn = (_req, ctx) =>
-      new Promise((_resolve, reject) => {
-        ctx.budget.signal.addEventListener('abort', () => reject(ctx.budget.signal.reason));
-        started();
-      });
+    const running = holdUntilAborted();
     const call = failure(port.beginTurn(request(), Budget.ofMs(5000, { signals: [caller.signal] })));
     await running;
     caller.abort();
@@ -180,13 +186,7 @@ describe('a thread channel', () => {
     const stop = serveOverPort(w.port1, [mounted]);
     const channel = new ThreadChannel(w.port2);
     const port = channel.port<ledger.LedgerServiceClient>(ledger.LedgerServiceService, { domain: 'ledger', defaults: { retry: false } });
-    let started!: () => void;
-    const running = new Promise<void>((r) => (started = r));
-    beginTurn = (_req, ctx) =>
-      new Promise((_resolve, reject) => {
-        ctx.budget.signal.addEventListener('abort', () => reject(ctx.budget.signal.reason));
-        started();
-      });
+    const running = holdUntilAborted();
     const inFlight = failure(port.beginTurn(request(), Budget.ofMs(5000)));
     await running;
     channel.fail('the search thread has stopped');

@@ -173,9 +173,9 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       if (opts.searchThread && cfg.gather.CTXMESH_VECTOR === 'embedded') {
         const thread = await startSearchThread(env, log.level);
         closers.push(() => thread.stop());
-        // Another thread of this process: its services are called over the thread's channel.
-        const local: LocalServices = cfg.mesh.CTXMESH_IN_PROCESS_CALLS ? { gather: thread.channel, tierReader: thread.channel } : {};
-        return { gather: thread.gather, tierReader: thread.tierReader, local };
+        // Another thread of this process: its services are called over the thread's channel
+        // (when in-process calls are on; the orchestrator's `local` below decides).
+        return { gather: thread.gather, tierReader: thread.tierReader, local: { gather: thread.channel, tierReader: thread.channel } };
       }
       const [g, t] = await Promise.all([
         startGather({ port: 0, host, log, index, embedder, embedCacheSize: cfg.gather.GATHER_EMBED_CACHE_SIZE }),

@@ -4,8 +4,22 @@ import { lexicalSource } from './rows';
 import type { Statements } from './statements';
 import type { RowMemo } from './sync';
 
-/** Rows whose terms the index keeps in memory for the ranking (least recently used go first). */
-const BAG_MEMO_ROWS = 4096;
+/**
+ * Memory the index's memo of row terms may take, in bytes as estimated by {@link bagBytes}
+ * (least recently used go first). A row's stored counts average about a kilobyte of text on a
+ * real-shaped tree (passages of long markdown, code), so this holds some 30,000 rows: the hot
+ * set of a 10,000-document tree, where counted in rows (4,096) it missed on most searches (a
+ * ranked search reads the terms of up to 720 candidates, and a miss costs a SQLite read and a
+ * decode).
+ */
+export const BAG_MEMO_BYTES = 64 * 1024 * 1024;
+/** Most rows the memo holds, whatever their size (a bound on its bookkeeping). */
+const BAG_MEMO_MAX_ROWS = 200_000;
+
+/** Estimated bytes of a memoised bag of `chars` characters: two bytes a character at most, and the object around it. */
+export function bagBytes(chars: number): number {
+  return 2 * chars + 160;
+}
 
 /**
  * The terms of rows by id ({@link DocTerms}: what the shared ranking reads of a row — BM25 of the
@@ -15,7 +29,7 @@ const BAG_MEMO_ROWS = 4096;
  */
 export class TermBags implements RowMemo {
   /** Terms of rows by id. */
-  private readonly memo = new LRUCache<number, DocTerms>({ max: BAG_MEMO_ROWS });
+  private readonly memo = new LRUCache<number, DocTerms>({ max: BAG_MEMO_MAX_ROWS, maxSize: BAG_MEMO_BYTES });
 
   /** @param minorWeight weight of CJK unigram terms (the tuning's) */
   constructor(
@@ -46,6 +60,8 @@ export class TermBags implements RowMemo {
       type BagRow = { id: number; terms: string | null; lexical_text: string | null; abstract: string | null; body: string | null; title: string | null };
       for (const r of this.st.bagsByIds.all(JSON.stringify(fetch)) as BagRow[]) {
         let bag: DocTerms | null = null;
+        // A bag re-tokenised from its text holds maps: sized by its text, a fair upper figure of their entries.
+        let size = r.terms?.length ?? 0;
         if (r.terms !== null) {
           try {
             bag = DocTerms.decode(r.terms, this.minorWeight);
@@ -53,9 +69,13 @@ export class TermBags implements RowMemo {
             bag = null;
           }
         }
-        bag ??= DocTerms.ofText(this.sourceOf(r.id, r), this.minorWeight);
+        if (bag === null) {
+          const text = this.sourceOf(r.id, r);
+          bag = DocTerms.ofText(text, this.minorWeight);
+          size = 4 * text.length;
+        }
         out.set(r.id, bag);
-        this.memo.set(r.id, bag);
+        this.memo.set(r.id, bag, { size: bagBytes(size) });
       }
     }
     return out;

@@ -6,6 +6,7 @@ import { makeRecord } from '../contract/vector-index.contract';
 import type { Visibility } from '../ports/vector-index';
 import { openEmbeddedDb } from './db';
 import { DEFAULT_ANN_OPTIONS, DenseAnn } from './ann';
+import { type AnnBuilder, threadAnnBuilder } from './ann-build';
 import { maxPendingFor } from './search';
 import { EmbeddedVectorIndex } from './vector-index';
 
@@ -134,6 +135,75 @@ describe('the ANN leg while its index is being built', () => {
       // Many texts repeat: compare the scores the scan and the index give, rank by rank.
       expect(second.map((h) => h.score.toFixed(5))).toEqual(first.map((h) => h.score.toFixed(5)));
       expect(index.denseStats().annSearches).toBe(1);
+      await index.close();
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('the ANN build in a thread of its own', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'ctxmesh-ann-away-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const uri = (i: number) => `viking://resources/w/${i}.md`;
+  type Ann = { pending: Set<number>; size: number; idle(): Promise<void> };
+  const annOf = (index: EmbeddedVectorIndex): Ann => (index as unknown as { anns: { of(a: string): Ann } }).anns.of('a');
+
+  it('builds the whole index in a worker thread, swaps it in, and re-queues the rows rewritten while it ran', async () => {
+    const real = threadAnnBuilder();
+    expect(real).not.toBeNull();
+    // The build's answer is held until the test has rewritten a row the worker already read.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const builds: Array<Promise<Int32Array>> = [];
+    const builder: AnnBuilder = (req) => {
+      const b = real!(req);
+      builds.push(b.done);
+      return { done: gate.then(() => b.done), cancel: b.cancel };
+    };
+    const db = openEmbeddedDb(join(dir, 'x.db'));
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 64, ann: { minRows: 100, offThreadRows: 200 }, annBuilder: builder });
+      await index.replaceDocuments(Array.from({ length: 600 }, (_, i) => ({ docUri: uri(i), records: [makeRecord(embedder, 'a', uri(i), text(i))] })));
+      await index.search([dense(text(5))]);
+      const ann = annOf(index);
+      expect(builds).toHaveLength(1);
+      expect(await builds[0]).toHaveLength(600);
+      // While it runs, nothing was added on this thread: every row is still queued.
+      expect(ann.size).toBe(0);
+      expect(ann.pending.size).toBe(600);
+      // Row 5 gets other words after the worker read its vector; the sync notes the change.
+      await index.replaceDocument(uri(5), [makeRecord(embedder, 'a', uri(5), 'zeppelin quasar')]);
+      await index.search([dense(text(6))]);
+      release();
+      await until(() => ann.size >= 599);
+      // The rewritten row was not taken from the stale build: it is queued, then added here.
+      await ann.idle();
+      expect(ann.pending.size).toBe(0);
+      expect(ann.size).toBe(600);
+      const [hit] = await index.search([dense('zeppelin quasar', 3)]);
+      expect(hit[0]!.node.uri).toBe(uri(5));
+      expect(index.denseStats().annSearches).toBeGreaterThan(0);
+      await index.close();
+      expect(readdirSync(dir).some((f) => f.endsWith('.usearch'))).toBe(true);
+      expect(readdirSync(dir).some((f) => f.includes('.build-'))).toBe(false);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('builds on the search thread in steps when the thread fails', async () => {
+    const failing: AnnBuilder = () => ({ done: Promise.reject(new Error('no thread here')), cancel: () => undefined });
+    const db = openEmbeddedDb(join(dir, 'y.db'));
+    try {
+      const index = new EmbeddedVectorIndex(db, { dimension: 64, ann: { minRows: 100, offThreadRows: 200, addBatch: 64 }, annBuilder: failing });
+      await index.replaceDocuments(Array.from({ length: 300 }, (_, i) => ({ docUri: uri(i), records: [makeRecord(embedder, 'a', uri(i), text(i))] })));
+      await index.search([dense(text(5))]);
+      const ann = annOf(index);
+      await until(() => ann.size === 300);
+      expect(ann.size).toBe(300);
+      expect(ann.pending.size).toBe(0);
       await index.close();
     } finally {
       db.close();

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { Index, MetricKind, ScalarKind } from 'usearch';
+import type { Index } from 'usearch';
+import { type AnnBuild, type AnnBuilder, newAnnIndex } from './ann-build';
 
 /** Options of the dense ANN leg ({@link DenseAnn}). */
 export interface AnnOptions {
@@ -35,6 +36,15 @@ export interface AnnOptions {
   addBatch: number;
   /** Precision of the vectors the index keeps (candidates are re-scored exactly either way). @default 'f16' */
   quantization: 'f32' | 'f16' | 'i8';
+  /**
+   * Queued rows from which the background build runs in a thread of its own, on every core at a
+   * lower priority, when at least as many rows are queued as the index holds (a new account's
+   * index, or one rebuilt): the whole index is built there, then swapped in. The small steps on
+   * the search thread (`addStepMs`) add some 760 rows a second on one core and hold the
+   * searches up while they run; the thread adds three times as many. Where the file is in memory
+   * or the worker entry is not built, the steps build it. @default 4096
+   */
+  offThreadRows: number;
 }
 
 /** Default {@link AnnOptions}. */
@@ -47,6 +57,7 @@ export const DEFAULT_ANN_OPTIONS: Readonly<AnnOptions> = Object.freeze({
   addStepMs: 20,
   addBatch: 8,
   quantization: 'f16',
+  offThreadRows: 4096,
 });
 
 /** What the sidecar of a saved index records: the change-log sequence its rows are current to. */
@@ -88,28 +99,25 @@ export class DenseAnn {
   seq = 0;
   private building = false;
   private closed = false;
+  /** The build running in a thread of its own, and the rows changed since it was asked for. */
+  private away: { build: AnnBuild; changed: Set<number> } | null = null;
 
   /**
    * @param path file of the saved index (null: in memory only)
+   * @param offThread builds an index of the given rows into a file off this thread (see
+   *   {@link AnnOptions.offThreadRows}); null: every build runs here, in small steps
    */
   constructor(
     readonly dimension: number,
     private readonly path: string | null,
     readonly opts: AnnOptions = DEFAULT_ANN_OPTIONS,
+    private offThread: ((ids: Int32Array, out: string) => AnnBuild) | null = null,
   ) {
     this.index = this.fresh();
   }
 
   private fresh(): Index {
-    return new Index({
-      dimensions: this.dimension,
-      metric: MetricKind.Cos,
-      quantization: this.opts.quantization === 'f32' ? ScalarKind.F32 : this.opts.quantization === 'i8' ? ScalarKind.I8 : ScalarKind.F16,
-      connectivity: this.opts.connectivity,
-      expansion_add: this.opts.expansionAdd,
-      expansion_search: this.opts.expansionSearch,
-      multi: false,
-    });
+    return newAnnIndex(this.dimension, this.opts);
   }
 
   /**
@@ -141,6 +149,7 @@ export class DenseAnn {
 
   /** A row changed (written, rewritten or deleted): out of the index, and queued when it still exists. */
   changed(id: number, exists: boolean): void {
+    this.away?.changed.add(id);
     if (this.inIndex.delete(id)) this.index.remove(BigInt(id));
     if (exists) this.pending.add(id);
     else this.pending.delete(id);
@@ -174,6 +183,10 @@ export class DenseAnn {
   drain(vectorOf: VectorOf, seqNow: () => number): void {
     if (this.building || this.closed || this.pending.size === 0) return;
     this.building = true;
+    if (this.offThread && this.path && this.pending.size >= this.opts.offThreadRows && this.pending.size >= this.inIndex.size) {
+      this.buildAway(this.offThread, this.path, vectorOf, seqNow);
+      return;
+    }
     const addGroup = (): void => {
       const ids: number[] = [];
       const vecs: Float32Array[] = [];
@@ -210,6 +223,64 @@ export class DenseAnn {
   }
 
   /**
+   * Build the whole index (the rows in it and the queued ones) in a thread of its own, then swap
+   * it in. Meanwhile the old index stays as it was kept (searches scan while so many rows are
+   * queued), and every row changed since the build was asked for is noted: after the swap it is
+   * taken out of the new index (its vector there may be stale) and stays queued when it exists.
+   * A build that fails leaves the rows queued, and the small steps here build them.
+   */
+  private buildAway(offThread: (ids: Int32Array, out: string) => AnnBuild, path: string, vectorOf: VectorOf, seqNow: () => number): void {
+    const ids = Int32Array.from(new Set([...this.inIndex, ...this.pending]));
+    const out = `${path}.build-${process.pid}`;
+    const build = offThread(ids, out);
+    const away = { build, changed: new Set<number>() };
+    this.away = away;
+    const settle = (): void => {
+      this.away = null;
+      this.building = false;
+    };
+    const fallBack = (): void => {
+      // Built here instead, in small steps, from now on.
+      this.offThread = null;
+      this.drain(vectorOf, seqNow);
+    };
+    build.done.then(
+      (added) => {
+        settle();
+        if (this.closed) {
+          rmSync(out, { force: true });
+          return;
+        }
+        const index = this.fresh();
+        try {
+          index.load(out);
+        } catch {
+          fallBack();
+          return;
+        } finally {
+          rmSync(out, { force: true });
+        }
+        this.index = index;
+        this.inIndex.clear();
+        for (const id of added) {
+          if (away.changed.has(id)) {
+            index.remove(BigInt(id));
+            continue;
+          }
+          this.inIndex.add(id);
+          this.pending.delete(id);
+        }
+        if (this.pending.size > 0) this.drain(vectorOf, seqNow);
+        else this.save(seqNow());
+      },
+      () => {
+        settle();
+        fallBack();
+      },
+    );
+  }
+
+  /**
    * Add every queued row now, in chunks of `chunk` rows on `threads` native threads (the
    * explicit build before serving: `prepareDense`), yielding to the event loop between chunks;
    * then save. The background {@link drain} adds a few rows per step on one thread, so that
@@ -217,6 +288,8 @@ export class DenseAnn {
    * @param threads native threads for usearch's add @default the machine's parallelism
    */
   async buildNow(vectorOf: VectorOf, seqNow: () => number, threads = availableParallelism(), chunk = 2048): Promise<void> {
+    // A build in a thread of its own holds every queued row already: it is waited for.
+    while (this.away && !this.closed) await new Promise((r) => setTimeout(r, 50));
     while (!this.closed && this.pending.size > 0) {
       const ids: number[] = [];
       const flat = new Float32Array(Math.min(chunk, this.pending.size) * this.dimension);
@@ -257,6 +330,7 @@ export class DenseAnn {
   /** Stop background work (the index stays usable). */
   close(): void {
     this.closed = true;
+    this.away?.build.cancel();
   }
 
   /** Resolves once nothing is queued and no build step runs (or the index is closed). */
@@ -295,6 +369,7 @@ export class AnnSet {
     private readonly basePath: string | null,
     private readonly src: AnnSource,
     readonly opts: AnnOptions = DEFAULT_ANN_OPTIONS,
+    private readonly builder: AnnBuilder | null = null,
   ) {}
 
   /** The index of an account, when it has at least `minRows` rows (created on first call). */
@@ -304,7 +379,8 @@ export class AnnSet {
     let ann = this.anns.get(account);
     if (ann) return ann;
     const path = this.basePath ? `${this.basePath}.ann-${Buffer.from(account, 'utf8').toString('hex')}.usearch` : null;
-    ann = new DenseAnn(this.dimension, path, this.opts);
+    const { builder, basePath, dimension } = this;
+    ann = new DenseAnn(dimension, path, this.opts, builder && basePath ? (ids, out) => builder({ dbPath: basePath, out, dimension, params: this.opts, ids }) : null);
     const live: number[] = [];
     for (let s = 0; s < shard.size; s++) if (shard.live[s]) live.push(shard.ids[s]!);
     if (ann.load(this.src.prunedThrough(), live)) {

@@ -1,5 +1,6 @@
 import { InvalidRecordError, validateDocumentRecords } from '../ports/errors';
 import { type AnnOptions, AnnSet, DEFAULT_ANN_OPTIONS, type DenseAnn } from './ann';
+import { type AnnBuilder, threadAnnBuilder } from './ann-build';
 import type { FieldSet, IndexStats, NodeContent, NodeRecord, NodeSummary, SearchHit, SearchQuery, VectorIndex, Visibility } from '../ports/vector-index';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import type { EmbeddedDb } from './db';
@@ -40,6 +41,11 @@ export interface EmbeddedVectorIndexOptions {
    * file; `false` keeps the exact scan for every search. See {@link DenseAnn}. @default DEFAULT_ANN_OPTIONS
    */
   ann?: Partial<AnnOptions> | false;
+  /**
+   * Where a large ANN build runs (see {@link AnnOptions.offThreadRows}); null builds every index
+   * on the search thread, in small steps. @default a worker thread ({@link threadAnnBuilder})
+   */
+  annBuilder?: AnnBuilder | null;
   /**
    * When the lexical index's tail of pending rows is merged into its blocks (see
    * {@link TailMergeOptions}). @default DEFAULT_TAIL_MERGE
@@ -155,6 +161,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
               },
             },
             { ...DEFAULT_ANN_OPTIONS, ...opts.ann },
+            opts.annBuilder === undefined ? threadAnnBuilder() : opts.annBuilder,
           );
   }
 

@@ -91,6 +91,10 @@ describe('EmbeddedVectorIndex dense leg with the ANN index', () => {
 });
 
 describe('DenseAnn background build', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'ctxmesh-ann-save-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
   it('adds queued rows in steps that yield to the event loop (one group per step when the step time is spent), then is idle', async () => {
     const ann = new DenseAnn(8, null, { ...DEFAULT_ANN_OPTIONS, addStepMs: 0, addBatch: 2 });
     const vec = (id: number) => Float32Array.from({ length: 8 }, (_, i) => (i === id % 8 ? 1 : 0.1));
@@ -104,6 +108,23 @@ describe('DenseAnn background build', () => {
     expect(seen).toEqual([8, 6, 4, 2, 0]);
     await ann.idle();
     expect(ann.search(vec(3), 3)).toContain(3);
+  });
+
+  it('loads a saved index only when it was built with the same links and precision (an index saved with the former f16 default is rebuilt)', async () => {
+    const path = join(dir, 'x.ann-a.usearch');
+    const vec = (id: number) => Float32Array.from({ length: 8 }, (_, i) => (i === id % 8 ? 1 : 0.1 * (id % 3)));
+    const ids = Array.from({ length: 20 }, (_, i) => i + 1);
+    const old = new DenseAnn(8, path, { ...DEFAULT_ANN_OPTIONS, quantization: 'f16', connectivity: 32 });
+    for (const id of ids) old.pending.add(id);
+    await old.buildNow(vec, () => 7, 1);
+    old.close();
+    expect(readdirSync(dir).sort()).toEqual(['x.ann-a.usearch', 'x.ann-a.usearch.json']);
+    expect(new DenseAnn(8, path).load(0, ids)).toBe(false);
+    expect(new DenseAnn(8, path, { ...DEFAULT_ANN_OPTIONS, quantization: 'f16' }).load(0, ids)).toBe(false);
+    const same = new DenseAnn(8, path, { ...DEFAULT_ANN_OPTIONS, quantization: 'f16', connectivity: 32 });
+    expect(same.load(0, ids)).toBe(true);
+    expect(same.size).toBe(20);
+    expect(same.seq).toBe(7);
   });
 });
 

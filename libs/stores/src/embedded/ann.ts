@@ -7,25 +7,34 @@ import { type AnnBuild, type AnnBuilder, newAnnIndex } from './ann-build';
 export interface AnnOptions {
   /**
    * Smallest number of rows in a search's scope for which the ANN index answers instead of the
-   * exact scan: about the crossover measured on the bench's `docs` profile (52,482 rows of 256
-   * dimensions on the 2-core machine: the HNSW search below cost 1.8× the exact scan there, and
-   * the exact scan grows with the rows while the HNSW search barely does, so they meet near
-   * 95,000 rows). Below it the exact scan costs less, and is exact.
-   * @default 100000
+   * exact scan (an account below it has no index at all: no build, no memory). Measured on the
+   * bench's `docs` profile at 509,367 rows (100,000 documents, 256 dimensions, the 2-core
+   * machine), a dense-only store search cost 10.5 ms by the int8 scan and 11.6 ms from the
+   * index at `expansionSearch` 2048 (limit 10; 13.2 and 19.3 ms at gather's 120 rows): the scan
+   * grows with the rows, the HNSW search about with their logarithm (2.84 ms at 52,482 rows,
+   * 8.16 at 509,367 for the 40 nearest), so at the recall asked of it the index pays from about
+   * 600,000 rows on. Below it the exact scan costs no more, and is exact. @default 600000
    */
   minRows: number;
   /** Candidates the ANN index returns per wanted row (they are filtered by scope, then re-scored exactly). @default 4 */
   oversample: number;
-  /** HNSW `ef` at search time (the candidates asked for, when more). @default 512 */
+  /**
+   * HNSW `ef` at search time (the candidates asked for, when more). @default 2048 — the
+   * smallest of 512, 1024 and 2048 that found ≥ 0.98 of the exact top 10 at 509,367 rows (the
+   * `docs` profile at 100,000 documents, int8 vectors, 24 links; the 40 nearest re-scored
+   * exactly, ties counted), chosen on queries 0–99: 0.949, 0.966, 0.989; on the held-out
+   * queries 100–199 0.963, 0.971, 0.984. f16 with 32 links: 0.953, 0.981, 0.991 on queries 0–99.
+   */
   expansionSearch: number;
   /**
    * HNSW links per node. @default 24 — with the built-in lexical embedder's hashed vectors (many
    * near-equal distances) 16 links found 0.94 of the exact top 10 (ties counted) on the `docs`
    * profile with half-precision vectors, 32 links with `expansionAdd` 256 found 0.988. With int8
-   * vectors (`quantization`), chosen on queries 0–99 of the `docs` profile at 52,482 rows and
-   * reported on the held-out queries 100–199 (the 40 nearest re-scored exactly, as a search
-   * does): 24 links found 0.994 and built in 8.5 s on both cores, 32 links 0.994 in 10.1 s,
-   * 16 links 0.987 in 7.1 s; f16 with 32 links 0.996 in 13.7 s.
+   * vectors (`quantization`), chosen on queries 0–99 of the `docs` profile and reported on the
+   * held-out queries 100–199 (the 40 nearest re-scored exactly, as a search does): at 52,482
+   * rows 24 links found 0.994 and built in 8.5 s on both cores, 32 links 0.994 in 10.1 s, 16
+   * links 0.987 in 7.1 s, f16 with 32 links 0.996 in 13.7 s; at 509,367 rows (`ef` 512, queries
+   * 0–99) 24 links 0.949 in 343 s, 32 links 0.966 in 505 s, f16 with 32 links 0.953 in 625 s.
    */
   connectivity: number;
   /** HNSW `ef` at construction (see `connectivity`). @default 256 */
@@ -58,9 +67,9 @@ export interface AnnOptions {
 
 /** Default {@link AnnOptions}. */
 export const DEFAULT_ANN_OPTIONS: Readonly<AnnOptions> = Object.freeze({
-  minRows: 100_000,
+  minRows: 600_000,
   oversample: 4,
-  expansionSearch: 512,
+  expansionSearch: 2048,
   connectivity: 24,
   expansionAdd: 256,
   addStepMs: 20,

@@ -14,11 +14,10 @@
 import { SearchThreadError } from './errors';
 
 export { SearchThreadError };
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ThreadChannel } from '@ctxmesh/rpc';
-import { ConfigError } from '@ctxmesh/runtime';
+import { ConfigError, builtWorkerScript } from '@ctxmesh/runtime';
 import { addMetricsSource, type MetricsSource } from '@ctxmesh/telemetry';
 import type { SearchWorkerData, SearchWorkerMessage } from './search-worker';
 
@@ -36,11 +35,9 @@ export interface SearchThread {
 
 /** The compiled worker entry: beside this module in `dist/` (under ts sources, the built one). */
 export function searchWorkerScript(): string {
-  const here = join(__dirname, 'search-worker.js');
-  const built = join(__dirname, '..', 'dist', 'search-worker.js');
-  if (existsSync(here)) return here;
-  if (existsSync(built)) return built;
-  throw new SearchThreadError(`the search thread's entry is not built (${built}): run npm run build`);
+  const script = builtWorkerScript(__dirname, '', 'search-worker.js');
+  if (script) return script;
+  throw new SearchThreadError(`the search thread's entry is not built (${join(__dirname, '..', 'dist', 'search-worker.js')}): run npm run build`);
 }
 
 /**

@@ -2,3 +2,4 @@ export * from './config';
 export * from './logger';
 export * from './connections';
 export * from './main';
+export * from './worker-script';

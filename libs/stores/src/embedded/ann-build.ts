@@ -1,7 +1,7 @@
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { availableParallelism, setPriority } from 'node:os';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { builtWorkerScript } from '@ctxmesh/runtime';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { AnnOptions } from './ann';
 import { openEmbeddedDb } from './db';
@@ -78,10 +78,7 @@ export function buildAnnFile(req: AnnBuildRequest): Int32Array {
 
 /** The built worker entry, or null when the package is not built (tests of the source). */
 export function annBuildScript(): string | null {
-  const here = join(__dirname, 'ann-build-worker.js');
-  if (existsSync(here)) return here;
-  const built = join(__dirname, '..', '..', 'dist', 'embedded', 'ann-build-worker.js');
-  return existsSync(built) ? built : null;
+  return builtWorkerScript(__dirname, 'embedded', 'ann-build-worker.js');
 }
 
 /** A build running in a thread of its own. */

@@ -15,11 +15,10 @@
  * alive. A thread that stops with documents in flight fails those documents (the writes are
  * retried, as after any transient failure) and is replaced at the next build.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { LexicalEmbedder, type Embedder } from '@ctxmesh/embedder';
 import type { CodeOutliner } from '@ctxmesh/kernel';
+import { builtWorkerScript } from '@ctxmesh/runtime';
 import type { Logger } from 'pino';
 import { InProcessBuilder, type BuildOutcome, type RecordBuilder } from '../domain/build';
 import { RecordThreadError } from '../domain/errors';
@@ -30,10 +29,7 @@ export { RecordThreadError };
 
 /** The compiled worker entry: beside this module in `dist/` (under the ts sources, the built one). */
 export function recordWorkerScript(): string | null {
-  const here = join(__dirname, 'record-worker.js');
-  if (existsSync(here)) return here;
-  const built = join(__dirname, '..', '..', 'dist', 'threads', 'record-worker.js');
-  return existsSync(built) ? built : null;
+  return builtWorkerScript(__dirname, 'threads', 'record-worker.js');
 }
 
 /** Options of a {@link RecordPool}. */

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { isUnderPrefix } from './filter';
+import { compileFilter, isUnderPrefix } from './filter';
 import { type CacheRow, ScanCache } from './scan-cache';
 import { VectorRows } from './simd-dot';
 
@@ -125,5 +125,36 @@ describe('Shard', () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it('shares one copy of a document URI and of equal tags between consecutive rows, and filters each row by its own', () => {
+    const cache = new ScanCache(4, false);
+    const v = () => Float32Array.from([1, 0, 0, 0]);
+    const doc = 'viking://resources/d.md';
+    const rows: CacheRow[] = [
+      { ...row(1, doc, v()), tags: ['x', 'y'] },
+      { ...row(2, `${doc}#p1`, v()), docUri: doc, tags: ['x', 'y'] },
+      { ...row(3, `${doc}#p2`, v()), docUri: doc, tags: ['x'] },
+      { ...row(4, 'viking://resources/e.md', v()), tags: [] },
+      { ...row(5, 'viking://resources/e.md#p1', v()), docUri: 'viking://resources/e.md', tags: [] },
+      { ...row(6, 'viking://resources/f.md', v()), tags: ['y', 'x'] },
+    ];
+    for (const r of rows) cache.upsert(r);
+    const sh = cache.shards.get('a')!;
+    const slot = (id: number) => cache.where.get(id)!.slot;
+    expect(sh.tags[slot(2)]).toBe(sh.tags[slot(1)]);
+    expect(sh.tags[slot(3)]).not.toBe(sh.tags[slot(2)]);
+    expect(sh.tags[slot(5)]).toBe(sh.tags[slot(4)]);
+    expect(sh.tags[slot(4)]!.length).toBe(0);
+    expect(sh.docUri[slot(2)]).toBe(doc);
+    const tagged = (t: string) =>
+      rows.filter((r) => compileFilter({ op: 'must', field: 'tags', conds: [t] }, cache.dict, sh)(slot(r.id))).map((r) => r.id);
+    expect(tagged('x')).toEqual([1, 2, 3, 6]);
+    expect(tagged('y')).toEqual([1, 2, 6]);
+    const inDoc = compileFilter({ op: 'must', field: 'doc_uri', conds: [doc] }, cache.dict, sh);
+    expect(rows.filter((r) => inDoc(slot(r.id))).map((r) => r.id)).toEqual([1, 2, 3]);
+    // Reorganised (re-sorted by URI), every row keeps its own.
+    cache.reorganize(true);
+    expect(tagged('y')).toEqual([1, 2, 6]);
   });
 });

@@ -43,6 +43,16 @@ export function unit(v: Float32Array): Float32Array {
 /** Half-open slot range. */
 export type SlotRange = [lo: number, hi: number];
 
+/** The tags of a row without tags (shared by every such row; never written). */
+const NO_TAGS = new Int32Array(0);
+
+function sameCodes(a: Int32Array, b: Int32Array): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /**
  * All rows of one account, columnar. Slots `[0, sortedUpTo)` are physically ordered by URI,
  * so every URI-prefix target is one contiguous slot range (found by binary search) and its
@@ -104,7 +114,14 @@ export class Shard implements FilterColumns {
     this.ids[s] = r.id;
     this.live[s] = 1;
     this.uri[s] = r.uri;
-    this.docUri[s] = r.docUri;
+    // The rows of a document come one after another (a load reads them in URI order, a write
+    // adds them together): they share one copy of its URI and of its tags, and rows without
+    // tags share one empty array, instead of a string and a typed array (with its buffer) each,
+    // about 150 MB at 509,367 rows. The columns are never written in place.
+    const prev = s > 0 ? s - 1 : -1;
+    this.docUri[s] = r.docUri === r.uri ? r.uri : prev >= 0 && this.docUri[prev] === r.docUri ? this.docUri[prev]! : r.docUri;
+    const tags = r.tags.length === 0 ? NO_TAGS : Int32Array.from(r.tags, (t) => dict.intern(t));
+    this.tags[s] = prev >= 0 && sameCodes(this.tags[prev]!, tags) ? this.tags[prev]! : tags;
     this.contextType[s] = dict.intern(r.contextType);
     this.category[s] = dict.intern(r.category);
     this.level[s] = r.level;
@@ -112,7 +129,6 @@ export class Shard implements FilterColumns {
     this.peer[s] = dict.intern(r.peer);
     this.workspace[s] = dict.intern(r.workspace);
     this.subject[s] = dict.intern(r.subject);
-    this.tags[s] = Int32Array.from(r.tags, (t) => dict.intern(t));
     this.createdAt[s] = r.createdAt;
     this.updatedAt[s] = r.updatedAt;
     this.validFrom[s] = r.validFrom ?? NaN;

@@ -290,6 +290,26 @@ describe.each(TOKENIZERS.map((t) => [t]))('planEvidence properties (%s)', (token
     );
   });
 
+  it('keeps a bare URI within half the block beside another entry (fast-check seed 1385147702)', () => {
+    // Two candidates whose texts cannot share 26 tokens: the second's URI, with its type
+    // attribute, costs 14 as a bare entry, more than half. It was placed beside the first anyway.
+    const k: Case = {
+      cands: [
+        { uri: 'viking://resources/c0.md', category: 'resources', score: 0.9, ranked_score: 0.9, abstract: null, is_directory: false, origin: 'self', stored_overview: '', texts: null, body: null },
+        { uri: 'viking://resources/c1.md', category: 'events', score: 0.9, ranked_score: 0.9, abstract: 'word '.repeat(300), is_directory: false, origin: 'self', stored_overview: '', texts: null, body: null },
+      ],
+      max: 26,
+      det: null,
+      priors: null,
+      best: null,
+    };
+    const r = plan(k, tokenizer);
+    const half = evidenceEntryCap(k.max);
+    expect(r.entries.length).toBeGreaterThan(0);
+    if (r.entries.length > 1) for (const e of r.entries) expect(countTokens(compactFragment(e, e.uri), tokenizer)).toBeLessThanOrEqual(half);
+    expect(r.stats.used_tokens).toBeLessThanOrEqual(k.max);
+  });
+
   it('keeps every entry within half the block unless it is the only one', () => {
     fc.assert(
       fc.property(caseOf(), (k) => {

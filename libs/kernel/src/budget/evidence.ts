@@ -468,13 +468,14 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
   do depth();
   while (breadth());
 
-  // Bare URIs last, for candidates whose every text tier is too long to share the block.
-  if (!aloneOverHalf()) {
-    for (let i = 0; i < n; i++) {
-      if (!eligible(i) || placed.has(i)) continue;
-      if (tiersOf[i].some((t) => costOf(i, t) <= half)) continue;
-      if (delta(i, null, 'uri') <= room()) place(i, 'uri');
-    }
+  // Bare URIs last, for candidates whose every text tier is too long to share the block. A bare
+  // URI is an entry like any other: beside others it takes at most half the block (a long URI
+  // with its type attribute could take 14 of a 26-token block), alone it may take more.
+  for (let i = 0; i < n && !aloneOverHalf(); i++) {
+    if (!eligible(i) || placed.has(i)) continue;
+    if (tiersOf[i].some((t) => costOf(i, t) <= half)) continue;
+    if (costOf(i, 'uri') > half && placed.size > 0) continue;
+    if (delta(i, null, 'uri') <= room()) place(i, 'uri');
   }
 
   // Fates of what was left: every text tier already served elsewhere → deduped, else budget.

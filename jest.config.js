@@ -28,6 +28,7 @@ const common = {
   moduleNameMapper,
   testEnvironment: 'node',
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+  setupFilesAfterEnv: ['<rootDir>/scripts/jest-fast-check.js'],
 };
 
 module.exports = {

@@ -77,6 +77,30 @@ describe('EmbeddedVectorIndex dense leg with the ANN index', () => {
     }
   });
 
+  it('removes a saved index of an account below the row threshold at its first search (one saved under a lower threshold is never loaded)', async () => {
+    const path = join(dir, 'x.db');
+    const db = openEmbeddedDb(path);
+    try {
+      const uri = (i: number) => `viking://resources/r/${i}.md`;
+      const big = new EmbeddedVectorIndex(db, { dimension: 64, ann: { minRows: 100, addBatch: 64 } });
+      await big.replaceDocuments(Array.from({ length: 150 }, (_, i) => ({ docUri: uri(i), records: [makeRecord(embedder, 'a', uri(i), text(i))] })));
+      await big.search([dense('warm')]);
+      const ann = (big as unknown as { anns: { of(a: string): { pending: Set<number>; size: number } } }).anns.of('a');
+      await until(() => ann.pending.size === 0 && ann.size === 150);
+      await big.close();
+      const saved = () => readdirSync(dir).filter((f) => f.includes('.ann-')).sort();
+      expect(saved()).toEqual(['x.db.ann-61.usearch', 'x.db.ann-61.usearch.json']);
+      // The same rows under a higher threshold: the file is removed, the search still exact.
+      const small = new EmbeddedVectorIndex(db, { dimension: 64, ann: { minRows: 1000 } });
+      const [hits] = await small.search([dense(text(3), 1)]);
+      expect(hits[0]!.node.uri).toBe(uri(3));
+      expect(saved()).toEqual([]);
+      await small.close();
+    } finally {
+      db.close();
+    }
+  });
+
   it('keeps the exact scan below the row threshold', async () => {
     const db = openEmbeddedDb(':memory:');
     try {

@@ -380,6 +380,8 @@ export interface AnnSource {
  */
 export class AnnSet {
   private readonly anns = new Map<string, DenseAnn>();
+  /** Accounts below `minRows` whose saved files were looked for (see {@link of}). */
+  private readonly swept = new Set<string>();
 
   /** @param basePath the SQLite file's path (null: nothing persisted) */
   constructor(
@@ -393,10 +395,19 @@ export class AnnSet {
   /** The index of an account, when it has at least `minRows` rows (created on first call). */
   of(account: string): DenseAnn | null {
     const shard = this.src.shards.get(account);
-    if (!shard || shard.liveCount < this.opts.minRows) return null;
+    if (!shard) return null;
+    if (shard.liveCount < this.opts.minRows) {
+      // A file saved when the account was larger, or under a lower threshold (before 600,000
+      // rows it was 100,000), is never loaded while the account stays this small: it is removed
+      // once, at the account's first search, rather than left on disk (about 250 MB at 500k rows).
+      const path = this.swept.has(account) ? null : this.pathOf(account);
+      this.swept.add(account);
+      if (path) for (const f of [path, `${path}.json`]) rmSync(f, { force: true });
+      return null;
+    }
     let ann = this.anns.get(account);
     if (ann) return ann;
-    const path = this.basePath ? `${this.basePath}.ann-${Buffer.from(account, 'utf8').toString('hex')}.usearch` : null;
+    const path = this.pathOf(account);
     const { builder, basePath, dimension } = this;
     ann = new DenseAnn(dimension, path, this.opts, builder && basePath ? (ids, out) => builder({ dbPath: basePath, out, dimension, params: this.opts, ids }) : null);
     const live: number[] = [];
@@ -410,6 +421,11 @@ export class AnnSet {
     this.anns.set(account, ann);
     ann.drain((id) => this.src.vectorOf(id), () => this.src.lastSeq());
     return ann;
+  }
+
+  /** The saved index of an account (null: nothing persisted). */
+  private pathOf(account: string): string | null {
+    return this.basePath ? `${this.basePath}.ann-${Buffer.from(account, 'utf8').toString('hex')}.usearch` : null;
   }
 
   /** After a sync: the rows it replayed changed; after a reload every index starts over. */

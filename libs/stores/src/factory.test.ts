@@ -29,8 +29,18 @@ describe('loadConfigWithStore', () => {
       QDRANT_COLLECTION: 'ctxmesh_nodes',
       CTXMESH_EMBEDDINGS_TIMEOUT_MS: 10_000,
       CTXMESH_LEXICAL_DIM: 256,
+      CTXMESH_ANN_MIN_ROWS: 600_000,
+      CTXMESH_ANN_EF: 2048,
     });
     expect(Object.isFrozen(cfg)).toBe(true);
+  });
+
+  it('reads the HNSW threshold and ef, and lists both when they are out of range', () => {
+    expect(loadConfigWithStore(schema, { CTXMESH_ANN_MIN_ROWS: '50000', CTXMESH_ANN_EF: '512' })).toMatchObject({ CTXMESH_ANN_MIN_ROWS: 50_000, CTXMESH_ANN_EF: 512 });
+    const problems = problemsOf({ CTXMESH_ANN_MIN_ROWS: '0', CTXMESH_ANN_EF: 'lots' });
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^CTXMESH_ANN_MIN_ROWS: /);
+    expect(problems[1]).toBe('CTXMESH_ANN_EF: must be an integer (got "lots")');
   });
 
   it('reads the one set of names (CTXMESH_EMBEDDINGS_DIM, CTXMESH_LEXICAL_DIM)', () => {
@@ -114,6 +124,16 @@ describe('openVectorStore (embedded)', () => {
       await store.close();
     }
     expect(await store.index.ping()).toBe(false);
+  });
+
+  it('gives the embedded index the configured HNSW threshold and ef', async () => {
+    const store = await openVectorStore(loadConfigWithStore(schema, { CTXMESH_DATA_DIR: dir, CTXMESH_ANN_MIN_ROWS: '1234', CTXMESH_ANN_EF: '300' }), 64);
+    try {
+      const opts = (store.index as unknown as { anns: { opts: { minRows: number; expansionSearch: number; connectivity: number } } }).anns.opts;
+      expect(opts).toMatchObject({ minRows: 1234, expansionSearch: 300, connectivity: 24 });
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses a file holding an index of another dimension', async () => {

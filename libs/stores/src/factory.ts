@@ -14,6 +14,7 @@ import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { HttpEmbedder, LexicalEmbedder, type Embedder } from '@ctxmesh/embedder';
 import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
+import { DEFAULT_ANN_OPTIONS } from './embedded/ann';
 import { type EmbeddedDb, openEmbeddedDb } from './embedded/db';
 import { EmbeddedVectorIndex } from './embedded/vector-index';
 import { IndexDimensionMismatchError } from './ports/errors';
@@ -53,6 +54,13 @@ export const storeSchema = {
   CTXMESH_EMBEDDINGS_TIMEOUT_MS: env.int(10_000, 1, 600_000),
   /** Dimension of the built-in lexical embedder (a power of two in 64..4096). @default 256 */
   CTXMESH_LEXICAL_DIM: env.int(256, 64, 4096),
+  /**
+   * Embedded store: rows in an account from which its dense leg searches an HNSW index instead
+   * of the exact scan (1..1000000000). @default 600000
+   */
+  CTXMESH_ANN_MIN_ROWS: env.int(DEFAULT_ANN_OPTIONS.minRows, 1, 1_000_000_000),
+  /** Embedded store: the HNSW index's `ef` at search time (16..65536). @default 2048 */
+  CTXMESH_ANN_EF: env.int(DEFAULT_ANN_OPTIONS.expansionSearch, 16, 65_536),
 };
 
 /** Parsed store variables (what {@link storeSchema} yields; a service config that spreads it is one). */
@@ -68,6 +76,8 @@ export interface StoreConfig {
   CTXMESH_EMBEDDINGS_DIM?: number;
   CTXMESH_EMBEDDINGS_TIMEOUT_MS: number;
   CTXMESH_LEXICAL_DIM: number;
+  CTXMESH_ANN_MIN_ROWS: number;
+  CTXMESH_ANN_EF: number;
 }
 
 /**
@@ -96,6 +106,8 @@ export function looseStoreConfig(e: Env): StoreConfig {
     CTXMESH_EMBEDDINGS_DIM: num('CTXMESH_EMBEDDINGS_DIM'),
     CTXMESH_EMBEDDINGS_TIMEOUT_MS: num('CTXMESH_EMBEDDINGS_TIMEOUT_MS') ?? 10_000,
     CTXMESH_LEXICAL_DIM: num('CTXMESH_LEXICAL_DIM') ?? 256,
+    CTXMESH_ANN_MIN_ROWS: num('CTXMESH_ANN_MIN_ROWS') ?? DEFAULT_ANN_OPTIONS.minRows,
+    CTXMESH_ANN_EF: num('CTXMESH_ANN_EF') ?? DEFAULT_ANN_OPTIONS.expansionSearch,
   };
 }
 
@@ -216,7 +228,7 @@ export async function openVectorStore(cfg: StoreConfig, dimension: number = crea
   }
   let index: EmbeddedVectorIndex;
   try {
-    index = new EmbeddedVectorIndex(db, { dimension });
+    index = new EmbeddedVectorIndex(db, { dimension, ann: { minRows: cfg.CTXMESH_ANN_MIN_ROWS, expansionSearch: cfg.CTXMESH_ANN_EF } });
   } catch (err) {
     if (owned) db.close();
     throw err;

@@ -400,9 +400,11 @@ export class AnnSet {
       // A file saved when the account was larger, or under a lower threshold (before 600,000
       // rows it was 100,000), is never loaded while the account stays this small: it is removed
       // once, at the account's first search, rather than left on disk (about 250 MB at 500k rows).
-      const path = this.swept.has(account) ? null : this.pathOf(account);
-      this.swept.add(account);
-      if (path) for (const f of [path, `${path}.json`]) rmSync(f, { force: true });
+      if (!this.swept.has(account)) {
+        this.swept.add(account);
+        const path = this.pathOf(account);
+        if (path) for (const f of [path, `${path}.json`]) rmSync(f, { force: true });
+      }
       return null;
     }
     let ann = this.anns.get(account);

@@ -3,15 +3,15 @@ import { denseTopK } from './dense-leg';
 import { type CacheRow, ScanCache, type Shard, unit } from './scan-cache';
 
 /**
- * fast-check options of the properties below: a fixed seed in `npm test` (a run is
- * reproducible, and a newcomer's run cannot fail on a seed nobody has seen), a random one under
- * `npm run test:props` (CTXMESH_PROPS_SEED=random), or a given one to replay a failure
- * (CTXMESH_PROPS_SEED=<seed>; fast-check prints the seed of every failure).
+ * fast-check options of the properties below: in `npm test` this property's own seed (the one a
+ * newcomer's run failed on); with CTXMESH_PROPS_SEED set, the seed `scripts/jest-fast-check.js`
+ * configures for every property (a given one replays a failure; `random` runs ten times as many
+ * cases, `CTXMESH_PROPS_FACTOR` times).
  */
 function propertyRuns(numRuns: number, fixedSeed: number): fc.Parameters<unknown> {
   const env = process.env.CTXMESH_PROPS_SEED;
-  if (env === 'random') return { numRuns: numRuns * Number(process.env.CTXMESH_PROPS_FACTOR ?? 10) };
-  return { numRuns, seed: env !== undefined && env !== '' ? Number(env) : fixedSeed };
+  if (env === undefined || env === '') return { numRuns, seed: fixedSeed };
+  return { numRuns: env === 'random' ? numRuns * Number(process.env.CTXMESH_PROPS_FACTOR ?? 10) : numRuns };
 }
 
 function row(id: number, vector: Float32Array): CacheRow {

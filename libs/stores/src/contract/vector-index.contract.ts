@@ -689,6 +689,33 @@ export function describeVectorIndexContract(name: string, makeIndex: () => Promi
         expect(await t.search('Redis pipeline apple pie revenue', { limit: 2 })).toHaveLength(2);
         expect(await t.search('Redis pipeline', { limit: 0 })).toEqual([]);
       });
+
+      it('count documents with `documents`: the hits of the first `limit` documents of the pool a caller would collapse', async () => {
+        const t = await setup();
+        const D = 'viking://resources/long.md';
+        const passages = Array.from({ length: 4 }, (_, i) => t.rec(`${D}#p${i + 1}`, `quartz marker alpha lantern ${'y'.repeat(i + 1)}`, { docUri: D, passageIndex: i + 1 }));
+        await t.index.replaceDocument(D, [t.rec(D, 'an unrelated title', { docUri: D }), ...passages]);
+        for (const n of [1, 2, 3]) await t.put(`viking://resources/single${n}.md`, `quartz marker beta ${'x'.repeat(n)}`);
+        const docOf = (h: SearchHit) => h.node.docUri || h.node.uri;
+        /** Passages collapsed into their documents: [document, best score] in order. */
+        const collapse = (hits: SearchHit[]) => {
+          const best = new Map<string, number>();
+          for (const h of hits) best.set(docOf(h), Math.max(best.get(docOf(h)) ?? -1, h.score));
+          return [...best];
+        };
+        const q = 'quartz marker alpha lantern';
+        // The pool for two documents is six rows: the passages take most of it.
+        const rows = await t.search(q, { limit: 6 });
+        const hits = await t.search(q, { limit: 2, documents: true });
+        expect(collapse(hits)).toEqual(collapse(rows).slice(0, 2));
+        expect(collapse(hits)[0]![0]).toBe(D);
+        expect(hits.map((h) => h.node.uri)).toEqual(rows.slice(0, hits.length).map((h) => h.node.uri));
+        expect(hits.filter((h) => docOf(h) === D).length).toBeGreaterThan(1);
+        expect(new Set(hits.map(docOf)).size).toBe(2);
+        // Never more than `limit` documents, and fewer only when fewer match.
+        expect(new Set((await t.search(q, { limit: 1, documents: true })).map(docOf))).toEqual(new Set([D]));
+        expect(new Set((await t.search('quartz marker', { limit: 10, documents: true })).map(docOf)).size).toBe(4);
+      });
     });
 
     describe('lexical leg', () => {

@@ -1,5 +1,5 @@
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
-import { type DenseCandidate, type TermsOf, legDepth, rank as rankSearch } from '../ranking/rank';
+import { type DenseCandidate, type TermsOf, documentPool, legDepth, rank as rankSearch, takeDocuments } from '../ranking/rank';
 import type { DocTerms } from '../ranking/terms';
 import type { RelevanceFeatures } from '../ranking/relevance';
 import type { HybridTuning } from '../tuning';
@@ -79,18 +79,20 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
   });
   const dense = new DenseBatch(queries, plans, (qi) => annOf[qi] !== null);
 
+  // Rows each search ranks (a search counting documents ranks a pool of rows, then cuts it).
+  const rowsOf = (q: SearchQuery): number => (q.documents ? documentPool(q.limit) : Math.floor(q.limit));
   // The deepest lexical leg per (account, text): the depth of the run those searches share.
   const deepest = new Map<string, number>();
   for (const q of queries) {
     if (!q.text || q.text.trim() === '' || !(q.limit > 0)) continue;
     const key = q.visibility.account + '\u0000' + q.text;
-    deepest.set(key, Math.max(deepest.get(key) ?? 0, Math.max(tuning.legMin, Math.floor(q.limit) * tuning.legFactor)));
+    deepest.set(key, Math.max(deepest.get(key) ?? 0, legDepth(rowsOf(q), tuning)));
   }
 
   // Identical searches in one batch (gather's per-bucket peer scans are) run once.
   const firstOf = new Map<string, number>();
   const same = queries.map((q, qi) => {
-    const sig = JSON.stringify([q.visibility, q.targets, q.filter, q.limit, q.levels ?? [], q.asOf ?? null, q.scoreThreshold ?? null, q.text, dense.keys[qi], !!q.vector]);
+    const sig = JSON.stringify([q.visibility, q.targets, q.filter, q.limit, !!q.documents, q.levels ?? [], q.asOf ?? null, q.scoreThreshold ?? null, q.text, dense.keys[qi], !!q.vector]);
     const first = firstOf.get(sig);
     if (first !== undefined) return first;
     firstOf.set(sig, qi);
@@ -103,7 +105,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
       return;
     }
     const { shard, pred, ranges, tail } = plans[qi];
-    const limit = Math.floor(q.limit);
+    const limit = rowsOf(q);
     // A scope without rows (a peer scan of a user who has no peers) has no hits: neither leg
     // runs. Its lexical leg would otherwise share the account-wide top-k run, find none of it
     // in scope and walk every posting of the query's terms to prove it.
@@ -167,10 +169,12 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     };
     const cos = cosOf;
     const denseCands: Array<DenseCandidate<number>> = cos ? denseList.map((s) => ({ key: s, uri: shard.uri[s], cosine: cos(s) })) : [];
-    const ranked = rankSearch(
+    let ranked = rankSearch(
       { limit, dense: denseCands, lexical: lexList.map(({ slot, score }) => ({ key: slot, uri: shard.uri[slot], bm25: score })), scorer: lex?.scorer ?? null, terms, cosine: cos, threshold: q.scoreThreshold ?? null },
       tuning,
     );
+    // Only the rows of the first `limit` documents are read and returned.
+    if (q.documents) ranked = takeDocuments(ranked, q.limit, (h) => shard.docUri[h.key] || shard.uri[h.key]);
     picked.push({ slots: ranked.map((h) => h.key), scores: ranked.map((h) => h.score), features: ranked.map((h) => h.features), shard });
   });
 

@@ -165,8 +165,16 @@ export interface SearchQuery {
   targets: string[];
   /** Metadata filter, or null. */
   filter: FilterNode | null;
-  /** Rows wanted. */
+  /** Rows wanted, or documents with `documents`. */
   limit: number;
+  /**
+   * `limit` counts documents: a passage (`docUri ≠ uri`) counts as its document. The search
+   * ranks the pool of rows a caller collapsing passages itself would ask for (`documentPool`:
+   * `limit + min(2 × limit, 200)`) and returns its hits up to the first row of the `limit + 1`-th
+   * document, so collapsing them gives the same documents and scores as collapsing the whole
+   * pool, without reading or sending the rest. @default false
+   */
+  documents?: boolean;
   /** Minimum calibrated score, when set. */
   scoreThreshold?: number | null;
   /** Levels to keep; empty or absent = all. */

@@ -353,6 +353,13 @@ describe('planSearch', () => {
     expect(planSearch(query({ limit: 40 }), TUNING).requests.map((r) => r.limit)).toEqual([120, 120]);
   });
 
+  it('ranks the document pool when the limit counts documents', () => {
+    const plan = planSearch(query({ limit: 40, documents: true }), TUNING);
+    expect([plan.limit, plan.documents]).toEqual([120, 40]);
+    expect(plan.requests.map((r) => r.limit)).toEqual([360, 360]);
+    expect(planSearch(query({ limit: 40 }), TUNING).documents).toBeNull();
+  });
+
   it('batches several searches in order and splits the answers back', () => {
     const plans = [planSearch(query(), TUNING), planSearch(query({ vector: null }), TUNING), planSearch(query({ limit: 0 }), TUNING), planSearch(query({ text: '' }), TUNING)];
     const body = batchBody(plans);

@@ -1,7 +1,7 @@
 import type { Schemas } from '@qdrant/js-client-rest';
 import type { SearchHit, SearchQuery } from '../ports/vector-index';
 import { type CorpusStats, QueryScorer, QueryTerms } from '../ranking/query';
-import { type Candidate, type DenseCandidate, type RankedHit, calibrate, fuse, legDepth } from '../ranking/rank';
+import { type Candidate, type DenseCandidate, type RankedHit, calibrate, documentPool, fuse, legDepth, takeDocuments } from '../ranking/rank';
 import { DocTerms } from '../ranking/terms';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import { searchFilter } from './filter';
@@ -30,8 +30,10 @@ export interface SearchPlan {
   mode: 'hybrid' | 'dense' | 'lexical' | 'none';
   /** Requests this query adds to the batch, in order: the dense leg first, when it has one. */
   requests: Schemas['QueryRequest'][];
-  /** Rows wanted. */
+  /** Rows ranked (for a search counting documents, its pool: `documentPool`). */
   limit: number;
+  /** Documents wanted when the search counts documents (`SearchQuery.documents`), else null. */
+  documents: number | null;
   /** The account searched (whose statistics the lexical scores need). */
   account: string;
   /** The query's lexical terms (hybrid and lexical modes), else null. */
@@ -62,7 +64,8 @@ const LEXICAL_PAYLOAD: Schemas['WithPayloadInterface'] = { include: [P.uri, P.le
  * @throws UnsupportedFilterError for a filter Qdrant cannot evaluate
  */
 export function planSearch(query: SearchQuery, tuning: HybridTuning = DEFAULT_TUNING): SearchPlan {
-  const limit = Math.floor(query.limit);
+  const documents = query.documents ? Math.floor(query.limit) : null;
+  const limit = documents !== null ? documentPool(documents) : Math.floor(query.limit);
   const withOverview = !!query.withOverview;
   const threshold = query.scoreThreshold ?? null;
   const account = query.visibility.account;
@@ -75,12 +78,12 @@ export function planSearch(query: SearchQuery, tuning: HybridTuning = DEFAULT_TU
   const unitVector = unit(query.vector);
   const text = query.text && query.text.trim() !== '' ? query.text : '';
   const sparse = text !== '' ? sparseQuery(text, tuning.minorWeight) : null;
-  const none: SearchPlan = { mode: 'none', requests: [], limit, account, terms: null, withOverview, threshold };
+  const none: SearchPlan = { mode: 'none', requests: [], limit, documents, account, terms: null, withOverview, threshold };
   if (!(limit > 0) || (!unitVector && !sparse)) return none;
   const terms = sparse ? new QueryTerms(text, tuning) : null;
   const legK = legDepth(limit, tuning);
   const dense = unitVector ? Array.from(unitVector) : null;
-  const base = { limit, account, terms, withOverview, threshold };
+  const base = { limit, documents, account, terms, withOverview, threshold };
   const denseLeg: Schemas['QueryRequest'] | null = dense ? { query: dense, using: DENSE_VECTOR, filter, limit: legK, with_payload: DENSE_PAYLOAD, with_vector: false } : null;
   if (dense && sparse) {
     return {
@@ -245,5 +248,6 @@ export function hitsOf(
     },
     tuning,
   );
-  return ranked.map((h) => ({ node: toSummary(points.get(h.key), plan.withOverview), score: h.score, features: h.features }));
+  const hits = ranked.map((h) => ({ node: toSummary(points.get(h.key), plan.withOverview), score: h.score, features: h.features }));
+  return plan.documents !== null ? takeDocuments(hits, plan.documents, (h) => h.node.docUri || h.node.uri) : hits;
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { DEFAULT_TUNING, type HybridTuning } from '../tuning';
 import { type CorpusStats, type DfKey, QueryScorer, QueryTerms } from './query';
-import { type Candidate, type DenseCandidate, type RankedHit, calibrate, fuse, legDepth, rank } from './rank';
+import { type Candidate, type DenseCandidate, type RankedHit, calibrate, documentPool, fuse, legDepth, rank, takeDocuments } from './rank';
 import { NOISE_FLOOR_SCORE, relevanceScore } from './relevance';
 import { DocTerms } from './terms';
 
@@ -179,6 +179,43 @@ describe('fuse', () => {
     const s = search(['same words', 'same words', 'same words'], [0.5, 0.5, 0.5], 'same words');
     const byUri = { ...s.input, dense: s.input.dense.map((c, i) => ({ ...c, uri: `viking://r/${'cba'[i]}` })), lexical: s.input.lexical.map((c, i) => ({ ...c, uri: `viking://r/${'cba'[i]}` })) };
     expect(fuse(byUri, T).map((h) => h.uri)).toEqual(['viking://r/a', 'viking://r/b', 'viking://r/c']);
+  });
+});
+
+describe('documentPool and takeDocuments', () => {
+  it.each([
+    [0, 0],
+    [1, 3],
+    [10, 30],
+    [40, 120],
+    [100, 300],
+    [500, 700],
+  ])('ranks %p documents from a pool of %p rows', (limit, rows) => {
+    expect(documentPool(limit)).toBe(rows);
+  });
+
+  it('keeps the hits up to the first row of the limit + 1-th document', () => {
+    const hits = ['a#1', 'b', 'a#2', 'c#1', 'b', 'c#2', 'd', 'a#3'];
+    const doc = (h: string) => h.split('#')[0]!;
+    expect(takeDocuments(hits, 2, doc)).toEqual(['a#1', 'b', 'a#2']);
+    expect(takeDocuments(hits, 3, doc)).toEqual(['a#1', 'b', 'a#2', 'c#1', 'b', 'c#2']);
+    expect(takeDocuments(hits, 9, doc)).toEqual(hits);
+    expect(takeDocuments(hits, 0, doc)).toEqual([]);
+  });
+
+  it('leaves collapsing into documents unchanged: the same first `limit` documents with the same best scores', () => {
+    const hit = fc.record({ doc: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), score: fc.double({ min: 0, max: 1, noNaN: true }) });
+    fc.assert(
+      fc.property(fc.array(hit, { maxLength: 30 }), fc.integer({ min: 0, max: 8 }), (xs, limit) => {
+        const hits = [...xs].sort((a, b) => b.score - a.score);
+        const collapse = (hs: typeof hits) => {
+          const best = new Map<string, number>();
+          for (const h of hs) if (!best.has(h.doc)) best.set(h.doc, h.score);
+          return [...best].slice(0, limit);
+        };
+        expect(collapse(takeDocuments(hits, limit, (h) => h.doc))).toEqual(collapse(hits));
+      }),
+    );
   });
 });
 

@@ -85,6 +85,35 @@ const MIN_RERANK_DEPTH = 10;
 
 const EMPTY = new DocTerms({ main: new Map(), minor: new Map() }, 0);
 
+/**
+ * Rows a search ranks when its limit counts documents (`SearchQuery.documents`): passages of one
+ * document collapse into it, so `limit + min(2 × limit, 200)` rows are fused and scored — the
+ * pool a caller that collapsed them itself used to ask for, so the same documents come out.
+ */
+export function documentPool(limit: number): number {
+  const n = Math.max(0, Math.floor(limit));
+  return n + Math.min(2 * n, 200);
+}
+
+/**
+ * The hits, in their order, up to the first hit of the `limit + 1`-th document: every row of
+ * the first `limit` documents that scores above that point. A caller collapsing passages into
+ * their documents gets the same `limit` documents, with the same best scores, as from all hits.
+ * @param docOf a hit's document (a passage's `docUri`, else its own URI)
+ */
+export function takeDocuments<T>(hits: readonly T[], limit: number, docOf: (hit: T) => string): T[] {
+  const docs = new Set<string>();
+  const n = Math.floor(limit);
+  let end = 0;
+  for (; end < hits.length; end++) {
+    const d = docOf(hits[end]!);
+    if (docs.has(d)) continue;
+    if (docs.size >= n) break;
+    docs.add(d);
+  }
+  return hits.slice(0, end);
+}
+
 /** Candidates taken from each leg for a limit: `max(legMin, limit × legFactor)`. */
 export function legDepth(limit: number, tuning: Pick<HybridTuning, 'legMin' | 'legFactor'>): number {
   return Math.max(tuning.legMin, Math.floor(limit) * tuning.legFactor);

@@ -49,8 +49,8 @@ describe('gatherContext', () => {
     const res = await gatherContext(input(), new NodeSearcher(index, embedder));
     expect(index.searches).toHaveLength(1);
     expect(index.searches[0].map((q) => [q.targets, q.visibility.openPeers, q.limit])).toEqual([
-      [[], false, 30],
-      [[`${U}/peers`], true, 120],
+      [[], false, 10],
+      [[`${U}/peers`], true, 40],
     ]);
     expect(res.batchSizes).toEqual([2]);
     expect(res.candidates.map((c) => [c.uri, c.origin, c.openContext])).toEqual([

@@ -2,7 +2,7 @@ import { LexicalEmbedder } from '@ctxmesh/embedder';
 import { EmbeddingCache } from './embed-cache';
 import { FakeIndex, summary } from './__tests__/fake-index';
 import { searchVisibility, type CallerScope } from '@ctxmesh/stores';
-import { NodeSearcher, rowsFor, type NodeSearch } from './searcher';
+import { NodeSearcher, type NodeSearch } from './searcher';
 
 const scope: CallerScope = { account: 'acme', user: 'alice', role: 'user', actorPeer: null, workspace: null };
 const D = 'viking://resources/guide.md';
@@ -11,18 +11,6 @@ function search(text: string, over: Partial<NodeSearch> = {}): NodeSearch {
   return { text, visibility: searchVisibility(scope, { targets: [] }), targets: [], filter: null, limit: 5, scoreThreshold: null, asOf: 1000, ...over };
 }
 
-describe('rowsFor', () => {
-  it.each([
-    [0, 0],
-    [1, 3],
-    [10, 30],
-    [100, 300],
-    [500, 700],
-  ])('asks %p nodes as %p rows', (limit, rows) => {
-    expect(rowsFor(limit)).toBe(rows);
-  });
-});
-
 describe('NodeSearcher', () => {
   const embedder = new LexicalEmbedder({ dimension: 64 });
 
@@ -30,7 +18,7 @@ describe('NodeSearcher', () => {
     expect(() => new NodeSearcher(new FakeIndex(128), embedder)).toThrow(/dimension 64, the vector index 128/);
   });
 
-  it('runs a batch as one index.search and translates each search into a SearchQuery', async () => {
+  it('runs a batch as one index.search and translates each search into a SearchQuery whose limit counts documents', async () => {
     const index = new FakeIndex(64);
     const s = new NodeSearcher(index, embedder);
     const filter = { op: 'must' as const, field: 'context_type', conds: ['memory'] };
@@ -44,7 +32,8 @@ describe('NodeSearcher', () => {
       text: 'kitten',
       targets: ['viking://user/alice/memories'],
       filter,
-      limit: rowsFor(4),
+      limit: 4,
+      documents: true,
       scoreThreshold: 0.35,
       levels: [2],
       asOf: 1000,

@@ -1,7 +1,8 @@
 /**
  * Node search over the VectorIndex port: embed each distinct text once, run every search of
- * a batch in one `index.search(queries[])`, fetch the document points that passage hits
- * need in one `get` per visibility, and collapse passages into documents.
+ * a batch in one `index.search(queries[])` (its limit counting documents), fetch the document
+ * points that passage hits need in one `get` per visibility, and collapse passages into
+ * documents.
  */
 import type { Embedder } from '@ctxmesh/embedder';
 import { type FilterNode, type NodeSummary, type SearchHit, type SearchQuery, type VectorIndex, type Visibility, visibilityKey } from '@ctxmesh/stores';
@@ -26,15 +27,6 @@ export interface NodeSearch {
   levels?: number[];
   /** Valid-time instant in ms, or null for no validity check. */
   asOf: number | null;
-}
-
-/**
- * Index rows asked for `limit` nodes: passages of one document collapse into one node, so a
- * search asks for more rows than nodes (`limit + min(2·limit, 200)`).
- */
-export function rowsFor(limit: number): number {
-  const n = Math.max(0, Math.floor(limit));
-  return n + Math.min(2 * n, 200);
 }
 
 /** Runs batches of {@link NodeSearch}. One per service; the embedding cache is shared. */
@@ -112,7 +104,9 @@ export class NodeSearcher {
       text: s.text,
       targets: s.targets,
       filter: s.filter,
-      limit: rowsFor(s.limit),
+      // Passages of one document collapse into one node: the store counts documents.
+      limit: Math.floor(s.limit),
+      documents: true,
       scoreThreshold: s.scoreThreshold,
       levels: s.levels && s.levels.length > 0 ? s.levels : undefined,
       asOf: s.asOf,

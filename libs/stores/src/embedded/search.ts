@@ -8,7 +8,7 @@ import { DenseBatch, annTopK, denseTopK } from './dense-leg';
 import type { LexicalTopKStats } from './lexical-index';
 import type { LexicalLeg, LexResult } from './lexical-leg';
 import { planQuery } from './plan';
-import { type NodeRow, toSummary } from './rows';
+import { type NodeRow, toSummary, visibleRow } from './rows';
 import { type ScanCache, type Shard, type SlotRange, unit } from './scan-cache';
 import type { Statements } from './statements';
 import type { TermBags } from './term-bags';
@@ -187,7 +187,7 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     const stmt = withOverview ? st.summariesOvByIds : st.summariesByIds;
     for (const r of stmt.all(JSON.stringify([...ids])) as NodeRow[]) rows.set(r.id, r);
   }
-  return picked.map((p, qi) => {
+  const hits = picked.map((p, qi) => {
     const out: SearchHit[] = [];
     p.slots.forEach((s, i) => {
       const r = rows.get((p.shard as Shard).ids[s]);
@@ -195,4 +195,45 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
     });
     return out;
   });
+  attachDocuments(st, queries, hits);
+  return hits;
+}
+
+/**
+ * A search counting documents hands each passage hit its document's point (`SearchHit.document`)
+ * when that point did not hit itself and is visible to the search: read here, in one statement
+ * per account for the batch, so a caller collapsing passages needs no read of its own.
+ */
+function attachDocuments(st: Statements, queries: readonly SearchQuery[], hits: SearchHit[][]): void {
+  const wanted = new Map<string, Set<string>>();
+  const missing = hits.map((list, qi) => {
+    if (!queries[qi].documents) return [];
+    const present = new Set<string>();
+    for (const h of list) if (!isPassage(h)) present.add(h.node.uri);
+    const need = list.filter((h) => isPassage(h) && !present.has(h.node.docUri));
+    const account = queries[qi].visibility.account;
+    let uris = wanted.get(account);
+    if (!uris && need.length > 0) wanted.set(account, (uris = new Set()));
+    for (const h of need) (uris as Set<string>).add(h.node.docUri);
+    return need;
+  });
+  if (wanted.size === 0) return;
+  const docs = new Map<string, Map<string, NodeRow>>();
+  for (const [account, uris] of wanted) {
+    const byUri = new Map<string, NodeRow>();
+    for (const r of st.summariesByUris.all(account, JSON.stringify([...uris])) as NodeRow[]) byUri.set(r.uri, r);
+    docs.set(account, byUri);
+  }
+  missing.forEach((need, qi) => {
+    const vis = queries[qi].visibility;
+    const byUri = docs.get(vis.account);
+    for (const h of need) {
+      const r = byUri?.get(h.node.docUri);
+      if (r && visibleRow(r, vis)) h.document = toSummary(r, false);
+    }
+  });
+}
+
+function isPassage(h: SearchHit): boolean {
+  return h.node.docUri !== '' && h.node.docUri !== h.node.uri;
 }

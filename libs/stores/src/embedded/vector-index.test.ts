@@ -61,6 +61,35 @@ describe('EmbeddedVectorIndex', () => {
     expect(index.lexicalStats()).toEqual(before);
   });
 
+  it('hands the passage hits of a search counting documents their document point, when it did not hit and is visible', async () => {
+    const db = openEmbeddedDb(':memory:');
+    dbs.push(db);
+    const index = new EmbeddedVectorIndex(db, { dimension: 256 });
+    const put = async (doc: string, owner: Partial<NodeRecord> = {}) => {
+      const passages = [1, 2].map((i) => makeRecord(embedder, 'a', `${doc}#p${i}`, `lighthouse keeper storm log ${i}`, { docUri: doc, passageIndex: i }));
+      await index.replaceDocument(doc, [makeRecord(embedder, 'a', doc, 'an unrelated title', { docUri: doc, abstract: `abstract of ${doc}`, ...owner }), ...passages]);
+    };
+    const mine = 'viking://resources/guide.md';
+    const other = 'viking://resources/theirs.md';
+    await put(mine);
+    // Its passages are account-wide, its document point is another user's.
+    await put(other, { owner: 'v' });
+    const q = { visibility: vis, vector: embedder.embedOne('lighthouse storm'), text: 'lighthouse storm', targets: [], filter: null, limit: 10 };
+    // The threshold keeps the unrelated document points from hitting themselves.
+    const [hits] = await index.search([{ ...q, documents: true, scoreThreshold: 0.35 }]);
+    expect(hits.map((h) => h.node.uri).sort()).toEqual([`${other}#p1`, `${other}#p2`, `${mine}#p1`, `${mine}#p2`].sort());
+    for (const h of hits.filter((x) => x.node.docUri === mine)) expect(h.document).toMatchObject({ uri: mine, abstract: `abstract of ${mine}`, docUri: mine });
+    for (const h of hits.filter((x) => x.node.docUri === other)) expect(h.document).toBeUndefined();
+    // A document point that hit is not handed again.
+    const [all] = await index.search([{ ...q, documents: true }]);
+    expect(all.some((h) => h.node.uri === mine)).toBe(true);
+    expect(all.every((h) => h.document === undefined || h.document.uri !== mine)).toBe(true);
+    // A row search leaves them to the caller.
+    const [rows] = await index.search([q]);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.every((h) => h.document === undefined)).toBe(true);
+  });
+
   it('lets two adapters on one file see each other’s committed writes and deletes', async () => {
     const path = join(dir, 'ctx.db');
     const dbA = openEmbeddedDb(path);

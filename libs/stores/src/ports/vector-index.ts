@@ -193,6 +193,12 @@ export interface SearchHit {
   score: number;
   /** The evidence the score was computed from (what the bench fits the model on). */
   features?: RelevanceFeatures;
+  /**
+   * For a passage hit of a search counting documents (`SearchQuery.documents`) whose document
+   * point did not hit itself: that point (summary, no overview), when visible to the search. An
+   * engine may leave it out (the Qdrant adapter does); the caller then reads it with `get`.
+   */
+  document?: NodeSummary;
 }
 
 /**

@@ -84,6 +84,22 @@ describe('NodeSearcher', () => {
     expect(index.gets.map((g) => g.uris)).toEqual([[D]]);
   });
 
+  it('takes the document points the store attached to passage hits, and reads only those still missing', async () => {
+    const E = 'viking://resources/other.md';
+    const p = (doc: string, i: number, attached: boolean) => ({
+      node: summary(`${doc}#p${i}`, { docUri: doc, passageIndex: i, abstract: '' }),
+      score: 0.9 - i / 10,
+      ...(attached ? { document: summary(doc, { abstract: `attached ${doc}` }) } : {}),
+    });
+    const index = new FakeIndex(64, () => [p(D, 1, true), p(E, 2, false)], new Map([[E, summary(E, { abstract: 'read' })]]));
+    const [hits] = await new NodeSearcher(index, embedder).searchMany([search('guide')]);
+    expect(hits.map((h) => [h.uri, h.abstract])).toEqual([
+      [D, `attached ${D}`],
+      [E, 'read'],
+    ]);
+    expect(index.gets.map((g) => g.uris)).toEqual([[E]]);
+  });
+
   it('fetches documents under each search’s own visibility', async () => {
     const p = summary(`${D}#p1`, { docUri: D, passageIndex: 1 });
     const index = new FakeIndex(64, () => [{ node: p, score: 0.5 }]);

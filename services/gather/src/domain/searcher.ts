@@ -1,8 +1,8 @@
 /**
  * Node search over the VectorIndex port: embed each distinct text once, run every search of
- * a batch in one `index.search(queries[])` (its limit counting documents), fetch the document
- * points that passage hits need in one `get` per visibility, and collapse passages into
- * documents.
+ * a batch in one `index.search(queries[])` (its limit counting documents, its passage hits
+ * carrying their documents' points where the engine attaches them), fetch any document point
+ * still missing in one `get` per visibility, and collapse passages into documents.
  */
 import type { Embedder } from '@ctxmesh/embedder';
 import { type FilterNode, type NodeSummary, type SearchHit, type SearchQuery, type VectorIndex, type Visibility, visibilityKey } from '@ctxmesh/stores';
@@ -114,7 +114,8 @@ export class NodeSearcher {
     }));
     const results = await this.index.search(queries);
 
-    // Document points for passage hits, one `get` per distinct visibility.
+    // Document points for passage hits: those the store attached (`SearchHit.document`), else
+    // one `get` per distinct visibility.
     const groups = new Map<string, { vis: Visibility; uris: Set<string>; docs: Map<string, NodeSummary> }>();
     active.forEach(({ s }, k) => {
       const key = visibilityKey(s.visibility);
@@ -123,12 +124,14 @@ export class NodeSearcher {
         g = { vis: s.visibility, uris: new Set(), docs: new Map() };
         groups.set(key, g);
       }
-      for (const d of missingDocuments(results[k] ?? [])) g.uris.add(d);
+      const hits = results[k] ?? [];
+      for (const h of hits) if (h.document) g.docs.set(h.document.uri, h.document);
+      for (const d of missingDocuments(hits)) g.uris.add(d);
     });
     await Promise.all(
       [...groups.values()].map(async (g) => {
-        if (g.uris.size === 0) return;
-        const uris = [...g.uris];
+        const uris = [...g.uris].filter((u) => !g.docs.has(u));
+        if (uris.length === 0) return;
         const got = await this.index.get(uris, g.vis, 'summary');
         got.forEach((n, j) => {
           if (n) g.docs.set(uris[j], n as NodeSummary);

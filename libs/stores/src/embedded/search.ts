@@ -200,9 +200,10 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
 }
 
 /**
- * A search counting documents hands each passage hit its document's point (`SearchHit.document`)
- * when that point did not hit itself and is visible to the search: read here, in one statement
- * per account for the batch, so a caller collapsing passages needs no read of its own.
+ * A search counting documents hands each passage hit its document's point (`SearchHit.document`,
+ * with its overview when the search asks for overviews) when that point did not hit itself and
+ * is visible to the search: read here, in one statement per account for the batch, so a caller
+ * collapsing passages needs no read of its own.
  */
 function attachDocuments(st: Statements, queries: readonly SearchQuery[], hits: SearchHit[][]): void {
   const wanted = new Map<string, Set<string>>();
@@ -218,10 +219,12 @@ function attachDocuments(st: Statements, queries: readonly SearchQuery[], hits: 
     return need;
   });
   if (wanted.size === 0) return;
+  const withOverview = queries.some((q) => q.documents && q.withOverview);
+  const stmt = withOverview ? st.summariesOvByUris : st.summariesByUris;
   const docs = new Map<string, Map<string, NodeRow>>();
   for (const [account, uris] of wanted) {
     const byUri = new Map<string, NodeRow>();
-    for (const r of st.summariesByUris.all(account, JSON.stringify([...uris])) as NodeRow[]) byUri.set(r.uri, r);
+    for (const r of stmt.all(account, JSON.stringify([...uris])) as NodeRow[]) byUri.set(r.uri, r);
     docs.set(account, byUri);
   }
   missing.forEach((need, qi) => {
@@ -229,7 +232,7 @@ function attachDocuments(st: Statements, queries: readonly SearchQuery[], hits: 
     const byUri = docs.get(vis.account);
     for (const h of need) {
       const r = byUri?.get(h.node.docUri);
-      if (r && visibleRow(r, vis)) h.document = toSummary(r, false);
+      if (r && visibleRow(r, vis)) h.document = toSummary(r, !!queries[qi].withOverview);
     }
   });
 }

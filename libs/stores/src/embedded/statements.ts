@@ -48,6 +48,7 @@ export function prepareStatements(db: EmbeddedDb): Record<StatementName, Databas
     contentByUri: db.prepare(`SELECT ${CONTENT_COLS} FROM vi_nodes WHERE account = ? AND uri = ?`),
     summaryByUri: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = ? AND uri = ?`),
     summariesByUris: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = ? AND uri IN (SELECT value FROM json_each(?))`),
+    summariesOvByUris: db.prepare(`SELECT ${SUMMARY_COLS}, overview FROM vi_nodes WHERE account = ? AND uri IN (SELECT value FROM json_each(?))`),
     fullByDoc: db.prepare(`SELECT ${FULL_COLS} FROM vi_nodes WHERE account = ? AND doc_uri = ? ORDER BY passage_index, uri`),
     vecById: db.prepare('SELECT embedding FROM vi_vec WHERE rowid = ?'),
     existsUnder: db.prepare(`SELECT ${SUMMARY_COLS} FROM vi_nodes WHERE account = @a AND (uri = @u OR (uri >= @u || '/' AND uri < @u || '0'))`),
@@ -94,6 +95,7 @@ export type StatementName =
   | 'contentByUri'
   | 'summaryByUri'
   | 'summariesByUris'
+  | 'summariesOvByUris'
   | 'fullByDoc'
   | 'vecById'
   | 'existsUnder'

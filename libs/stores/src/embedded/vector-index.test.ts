@@ -79,6 +79,10 @@ describe('EmbeddedVectorIndex', () => {
     const [hits] = await index.search([{ ...q, documents: true, scoreThreshold: 0.35 }]);
     expect(hits.map((h) => h.node.uri).sort()).toEqual([`${other}#p1`, `${other}#p2`, `${mine}#p1`, `${mine}#p2`].sort());
     for (const h of hits.filter((x) => x.node.docUri === mine)) expect(h.document).toMatchObject({ uri: mine, abstract: `abstract of ${mine}`, docUri: mine });
+    expect(hits.every((h) => h.document?.overview === undefined)).toBe(true);
+    // With overviews asked for, the attached points carry theirs.
+    const [withOv] = await index.search([{ ...q, documents: true, scoreThreshold: 0.35, withOverview: true }]);
+    for (const h of withOv.filter((x) => x.node.docUri === mine)) expect(h.document?.overview).toBe('overview of an unrelated title');
     for (const h of hits.filter((x) => x.node.docUri === other)) expect(h.document).toBeUndefined();
     // A document point that hit is not handed again.
     const [all] = await index.search([{ ...q, documents: true }]);

@@ -195,8 +195,9 @@ export interface SearchHit {
   features?: RelevanceFeatures;
   /**
    * For a passage hit of a search counting documents (`SearchQuery.documents`) whose document
-   * point did not hit itself: that point (summary, no overview), when visible to the search. An
-   * engine may leave it out (the Qdrant adapter does); the caller then reads it with `get`.
+   * point did not hit itself: that point (a summary, with its overview when `withOverview`),
+   * when visible to the search. An engine may leave it out (the Qdrant adapter does); the caller
+   * then reads it with `get`.
    */
   document?: NodeSummary;
 }

@@ -1,4 +1,4 @@
-import type { SearchHit, SearchQuery } from '../ports/vector-index';
+import { type SearchHit, type SearchQuery, missingDocuments, passageDocOf } from '../ports/vector-index';
 import { type DenseCandidate, type TermsOf, documentPool, legDepth, rank as rankSearch, takeDocuments } from '../ranking/rank';
 import type { DocTerms } from '../ranking/terms';
 import type { RelevanceFeatures } from '../ranking/relevance';
@@ -208,15 +208,14 @@ export function searchBatch(ctx: SearchContext, queries: SearchQuery[]): SearchH
 function attachDocuments(st: Statements, queries: readonly SearchQuery[], hits: SearchHit[][]): void {
   const wanted = new Map<string, Set<string>>();
   const missing = hits.map((list, qi) => {
-    if (!queries[qi].documents) return [];
-    const present = new Set<string>();
-    for (const h of list) if (!isPassage(h)) present.add(h.node.uri);
-    const need = list.filter((h) => isPassage(h) && !present.has(h.node.docUri));
+    const docs = queries[qi].documents ? missingDocuments(list) : [];
+    if (docs.length === 0) return [];
     const account = queries[qi].visibility.account;
-    let uris = wanted.get(account);
-    if (!uris && need.length > 0) wanted.set(account, (uris = new Set()));
-    for (const h of need) (uris as Set<string>).add(h.node.docUri);
-    return need;
+    const uris = wanted.get(account) ?? new Set<string>();
+    wanted.set(account, uris);
+    for (const d of docs) uris.add(d);
+    const need = new Set(docs);
+    return list.filter((h) => need.has(passageDocOf(h.node) ?? ''));
   });
   if (wanted.size === 0) return;
   const withOverview = queries.some((q) => q.documents && q.withOverview);
@@ -237,6 +236,3 @@ function attachDocuments(st: Statements, queries: readonly SearchQuery[], hits: 
   });
 }
 
-function isPassage(h: SearchHit): boolean {
-  return h.node.docUri !== '' && h.node.docUri !== h.node.uri;
-}

@@ -202,6 +202,23 @@ export interface SearchHit {
   document?: NodeSummary;
 }
 
+/** The document a point belongs to when it is a passage, else null. */
+export function passageDocOf(node: Pick<NodeSummary, 'uri' | 'docUri'>): string | null {
+  return node.docUri && node.docUri !== node.uri ? node.docUri : null;
+}
+
+/** Document URIs that `hits` need read to collapse their passages: passages whose document point did not hit. */
+export function missingDocuments(hits: readonly SearchHit[]): string[] {
+  const present = new Set<string>();
+  const wanted = new Set<string>();
+  for (const h of hits) {
+    const doc = passageDocOf(h.node);
+    if (doc === null) present.add(h.node.uri);
+    else wanted.add(doc);
+  }
+  return [...wanted].filter((d) => !present.has(d));
+}
+
 /**
  * Which fields `get` returns: `summary` ({@link NodeSummary}), `content` ({@link NodeContent}:
  * the summary with overview and body, for reading tiers) or `full` ({@link NodeRecord}, with

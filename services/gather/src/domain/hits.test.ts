@@ -1,5 +1,6 @@
 import type { NodeSummary, SearchHit } from '@ctxmesh/stores';
-import { bucketByContextType, collapsePassages, mergeByUri, missingDocuments, passageDocOf, type NodeHit } from './hits';
+import { missingDocuments, passageDocOf } from '@ctxmesh/stores';
+import { bucketByContextType, collapsePassages, mergeByUri, type NodeHit } from './hits';
 
 const D = 'viking://resources/guide.md';
 

@@ -4,7 +4,7 @@
  * with the document point's abstract; directory sidecars stay as they are (list mode shows
  * them, context gathering strips them itself).
  */
-import type { NodeContextType, NodeSummary, SearchHit } from '@ctxmesh/stores';
+import { type NodeContextType, type NodeSummary, type SearchHit, passageDocOf } from '@ctxmesh/stores';
 
 /** One node hit, whatever produced it. */
 export interface NodeHit {
@@ -24,11 +24,6 @@ export interface NodeHit {
   tags: string[];
   /** Declared category stored with the node. */
   category: string;
-}
-
-/** The document a point belongs to when it is a passage, else null. */
-export function passageDocOf(node: Pick<NodeSummary, 'uri' | 'docUri'>): string | null {
-  return node.docUri && node.docUri !== node.uri ? node.docUri : null;
 }
 
 function fromSummary(node: NodeSummary, uri: string, score: number, asDocument: boolean): NodeHit {
@@ -79,18 +74,6 @@ export function collapsePassages(hits: readonly SearchHit[], docs: ReadonlyMap<s
     }
   }
   return [...byUri.values()].sort((a, b) => b.hit.score - a.hit.score || a.order - b.order).map((x) => x.hit);
-}
-
-/** Document URIs that `hits` need fetched: passages whose document point did not hit. */
-export function missingDocuments(hits: readonly SearchHit[]): string[] {
-  const present = new Set<string>();
-  const wanted = new Set<string>();
-  for (const h of hits) {
-    const doc = passageDocOf(h.node);
-    if (doc === null) present.add(h.node.uri);
-    else wanted.add(doc);
-  }
-  return [...wanted].filter((d) => !present.has(d));
 }
 
 /** The three lists of a search result, by context type. */

@@ -5,9 +5,9 @@
  * still missing in one `get` per visibility, and collapse passages into documents.
  */
 import type { Embedder } from '@ctxmesh/embedder';
-import { type FilterNode, type NodeSummary, type SearchHit, type SearchQuery, type VectorIndex, type Visibility, visibilityKey } from '@ctxmesh/stores';
+import { type FilterNode, type NodeSummary, type SearchHit, type SearchQuery, type VectorIndex, type Visibility, missingDocuments, visibilityKey } from '@ctxmesh/stores';
 import { EmbeddingCache } from './embed-cache';
-import { collapsePassages, missingDocuments, type NodeHit } from './hits';
+import { collapsePassages, type NodeHit } from './hits';
 
 /** One node search. */
 export interface NodeSearch {

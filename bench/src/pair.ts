@@ -20,13 +20,15 @@
  * The queries are the `docs` profile's (`buildDocsQueries`, pool 10,000).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ctxmeshBin } from './cluster';
 import { buildDocsQueries } from './docs-corpus';
 import { JsonClient, waitForOk } from './http';
 import { probeHost } from './host';
+import { freePort, rssMiB, stopChild } from './procs';
 import { median } from './stats';
 import { runLoad } from './throughput';
 
@@ -127,17 +129,7 @@ export interface PairReport {
   rssMiB: { before: number | null; after: number | null };
 }
 
-function rssMiB(pid: number | undefined): number | null {
-  try {
-    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
-  } catch {
-    return null;
-  }
-}
-
-function startSide(checkout: string, dataDir: string, port: number): ChildProcess {
-  const bin = join(checkout, 'apps', 'ctxmesh', 'dist', 'bin.js');
+function startSide(bin: string, dataDir: string, port: number): ChildProcess {
   if (!existsSync(bin)) throw new PairUsageError(`${bin} is missing: build that checkout (npm ci)`);
   return spawn(process.execPath, [bin, 'start'], {
     env: { ...process.env, CTXMESH_DATA_DIR: dataDir, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
@@ -150,13 +142,13 @@ export async function runPair(o: PairOptions, log: (line: string) => void = (l) 
   if (!existsSync(join(o.data, 'ctxmesh.db'))) throw new PairUsageError(`${o.data} holds no ctxmesh.db`);
   const here = resolve(__dirname, '..', '..');
   const scratch = mkdtempSync(join(tmpdir(), 'ctxmesh-pair-'));
-  const sides = { before: { dir: join(scratch, 'before'), port: 19431 }, after: { dir: join(scratch, 'after'), port: 19432 } };
+  const sides = { before: { dir: join(scratch, 'before'), port: await freePort() }, after: { dir: join(scratch, 'after'), port: await freePort() } };
   const procs: ChildProcess[] = [];
   const probeStart = probeHost().ms;
   try {
     for (const s of Object.values(sides)) cpSync(o.data, s.dir, { recursive: true });
-    const before = startSide(o.against, sides.before.dir, sides.before.port);
-    const after = startSide(here, sides.after.dir, sides.after.port);
+    const before = startSide(join(o.against, 'apps', 'ctxmesh', 'dist', 'bin.js'), sides.before.dir, sides.before.port);
+    const after = startSide(ctxmeshBin(), sides.after.dir, sides.after.port);
     procs.push(before, after);
     const url = (port: number) => `http://127.0.0.1:${port}`;
     for (const s of Object.values(sides)) {
@@ -202,23 +194,14 @@ export async function runPair(o: PairOptions, log: (line: string) => void = (l) 
         sameBlocks: same,
         rps,
         loadErrors,
-        rssMiB: { before: rssMiB(before.pid), after: rssMiB(after.pid) },
+        rssMiB: { before: before.pid === undefined ? null : rssMiB(before.pid), after: after.pid === undefined ? null : rssMiB(after.pid) },
       };
     } finally {
       cb.close();
       ca.close();
     }
   } finally {
-    await Promise.all(
-      procs.map(
-        (p) =>
-          new Promise<void>((done) => {
-            if (p.exitCode !== null || p.signalCode !== null) return done();
-            p.once('exit', () => done());
-            p.kill('SIGTERM');
-          }),
-      ),
-    );
+    await Promise.all(procs.map((p) => stopChild(p)));
     rmSync(scratch, { recursive: true, force: true });
   }
 }
@@ -237,7 +220,8 @@ async function main(): Promise<void> {
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   console.log(`context p50: before ${f(r.latency.beforeP50)} ms, after ${f(r.latency.afterP50)} ms; median ratio after/before ${r.latency.medianRatio.toFixed(3)} (${Math.round(100 * r.latency.afterFasterShare)} % of pairs faster), ${r.sameBlocks}/${r.latency.n} blocks identical`);
   console.log(`req/s at concurrency 16: before ${r.rps.before.map(f).join(' ')} (mean ${f(mean(r.rps.before))}), after ${r.rps.after.map(f).join(' ')} (mean ${f(mean(r.rps.after))}); errors ${r.loadErrors.before} / ${r.loadErrors.after}`);
-  console.log(`resident at the end: before ${r.rssMiB.before ?? '–'} MiB, after ${r.rssMiB.after ?? '–'} MiB; host probe ${f(r.meta.hostProbeMs.start)} → ${f(r.meta.hostProbeMs.end)} ms`);
+  const mib = (x: number | null) => (x === null ? '–' : String(Math.round(x)));
+  console.log(`resident at the end: before ${mib(r.rssMiB.before)} MiB, after ${mib(r.rssMiB.after)} MiB; host probe ${f(r.meta.hostProbeMs.start)} → ${f(r.meta.hostProbeMs.end)} ms`);
   if (o.out) writeFileSync(o.out, JSON.stringify(r, null, 2) + '\n');
 }
 

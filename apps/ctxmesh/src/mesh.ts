@@ -23,7 +23,7 @@ import type { RunningServer } from '@ctxmesh/rpc';
 import type { Embedder } from '@ctxmesh/embedder';
 import { ConfigError, connectNats, connectRedis, env as envVar, loadConfig, type Env, type Logger } from '@ctxmesh/runtime';
 import { startSearchThread } from './search-thread';
-import { createEmbedder, DB_FILE, InProcEventBus, NatsEventBus, NatsTraceStore, openEmbeddedDb, openVectorStore, SqliteTraceStore, type EventBus, type VectorIndex } from '@ctxmesh/stores';
+import { createEmbedder, DB_FILE, InProcEventBus, NatsEventBus, NatsTraceStore, openEmbeddedDb, openVectorStore, SqliteTraceStore, warmSoon, type EventBus, type VectorIndex } from '@ctxmesh/stores';
 
 /** Name of the embedded SQLite file inside the data dir (`@ctxmesh/stores` `DB_FILE`). */
 export { DB_FILE };
@@ -183,6 +183,8 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       ]);
       up('gather', g);
       up('tier-reader', t);
+      // Searches run on this thread: load the scan cache now rather than at the first question.
+      warmSoon(store, log);
       return { gather: g.address, tierReader: t.address, local: { gather: g.services[0], tierReader: t.services[0] } };
     };
     const [read, budgetRender, ledger, rewrite, sessions] = await Promise.all([

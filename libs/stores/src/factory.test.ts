@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, env } from '@ctxmesh/runtime';
 import { openEmbeddedDb } from './embedded/db';
-import { DB_FILE, createEmbedder, loadConfigWithStore, looseStoreConfig, openVectorStore, storeProblems, storeSchema } from './factory';
+import { DB_FILE, createEmbedder, loadConfigWithStore, looseStoreConfig, openVectorStore, storeProblems, storeSchema, warmSoon } from './factory';
+import { LexicalEmbedder } from '@ctxmesh/embedder';
+import { makeRecord } from './contract/vector-index.contract';
 import { IndexDimensionMismatchError } from './ports/errors';
 
 /** A service schema composing the shared one, as gather, tier-reader and the indexer do. */
@@ -134,6 +136,29 @@ describe('openVectorStore (embedded)', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('warms the embedded store after the caller’s turn and logs the rows it loaded; once closed, it logs nothing', async () => {
+    const cfg = loadConfigWithStore(schema, { CTXMESH_DATA_DIR: dir });
+    const embedder = new LexicalEmbedder({ dimension: 64 });
+    const store = await openVectorStore(cfg, 64);
+    const lines: Array<{ level: string; obj: object; msg: string }> = [];
+    const log = { info: (obj: object, msg: string) => lines.push({ level: 'info', obj, msg }), warn: (obj: object, msg: string) => lines.push({ level: 'warn', obj, msg }) };
+    try {
+      await store.index.replaceDocument('viking://resources/a.md', [makeRecord(embedder, 'acct', 'viking://resources/a.md', 'alpha')]);
+      await store.index.replaceDocument('viking://resources/b.md', [makeRecord(embedder, 'acct', 'viking://resources/b.md', 'beta')]);
+      warmSoon(store, log);
+      expect(lines).toEqual([]);
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      expect(lines).toEqual([{ level: 'info', obj: { rows: 2, ms: expect.any(Number) }, msg: 'vector store warm' }]);
+    } finally {
+      await store.close();
+    }
+    warmSoon(store, log);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toHaveLength(1);
   });
 
   it('refuses a file holding an index of another dimension', async () => {

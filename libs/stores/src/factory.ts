@@ -17,7 +17,7 @@ import { ConfigError, env, loadConfig, type Env } from '@ctxmesh/runtime';
 import { DEFAULT_ANN_OPTIONS } from './embedded/ann';
 import { type EmbeddedDb, openEmbeddedDb } from './embedded/db';
 import { EmbeddedVectorIndex } from './embedded/vector-index';
-import { IndexDimensionMismatchError } from './ports/errors';
+import { IndexClosedError, IndexDimensionMismatchError } from './ports/errors';
 import type { VectorIndex } from './ports/vector-index';
 import { DEFAULT_QDRANT_COLLECTION, QdrantVectorIndex } from './qdrant/qdrant-vector-index';
 import { VectorStoreUnavailableError } from './ports/errors';
@@ -185,8 +185,32 @@ export interface VectorStore {
   index: VectorIndex;
   /** What it is, for logs (no secrets): `embedded <file>` or `qdrant <url> collection <name>`. */
   description: string;
+  /**
+   * Load what the first search would otherwise load (the embedded store's scan cache and ANN
+   * indexes, see `EmbeddedVectorIndex.warm`); nothing to do for Qdrant. Call it once the
+   * service listens.
+   * @returns the rows loaded (0 for Qdrant)
+   */
+  warm(): Promise<number>;
   /** Close the index, and the SQLite handle when the store opened it. */
   close(): Promise<void>;
+}
+
+/**
+ * Run {@link VectorStore.warm} on a later turn of the event loop (once the caller's start-up
+ * has finished and it listens) and log how long it took. A failure is logged, not thrown: the
+ * first search loads whatever is missing. A store closed before it runs is left alone.
+ */
+export function warmSoon(store: VectorStore, log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void }): void {
+  setImmediate(() => {
+    const t0 = performance.now();
+    store.warm().then(
+      (rows) => log.info({ rows, ms: Math.round(performance.now() - t0) }, 'vector store warm'),
+      (err: unknown) => {
+        if (!(err instanceof IndexClosedError)) log.warn({ err }, 'could not warm the vector store; the first search loads it');
+      },
+    );
+  });
 }
 
 /** Options of {@link openVectorStore}. */
@@ -216,7 +240,7 @@ export async function openVectorStore(cfg: StoreConfig, dimension: number = crea
       if (err instanceof IndexDimensionMismatchError) throw err;
       throw new VectorStoreUnavailableError(`cannot open the vector store ${where}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    return { index, description: where, close: () => index.close() };
+    return { index, description: where, warm: async () => 0, close: () => index.close() };
   }
   const owned = opts.db === undefined;
   let db: EmbeddedDb;
@@ -236,6 +260,7 @@ export async function openVectorStore(cfg: StoreConfig, dimension: number = crea
   return {
     index,
     description: `embedded ${db.name}`,
+    warm: () => index.warm(),
     close: async () => {
       await index.close();
       if (owned) db.close();

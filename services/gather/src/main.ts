@@ -3,7 +3,7 @@
  * (Telemetry is started by the CLI before any gRPC module loads.)
  */
 import { createLogger, runMain } from '@ctxmesh/runtime';
-import { createEmbedder, openVectorStore } from '@ctxmesh/stores';
+import { createEmbedder, openVectorStore, warmSoon } from '@ctxmesh/stores';
 import { loadGatherConfig } from './config';
 import { startGather } from './start';
 
@@ -31,6 +31,7 @@ export function main(): Promise<void> {
       throw e;
     }
     const running = server;
+    warmSoon(store, log);
     return {
       stop: async () => {
         await running.shutdown();

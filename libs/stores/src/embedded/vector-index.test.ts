@@ -114,6 +114,30 @@ describe('EmbeddedVectorIndex', () => {
     }
   });
 
+  it('warms a reader’s scan cache from the file: every committed row, then the writes since, and refuses once closed', async () => {
+    const path = join(dir, 'ctx.db');
+    const dbA = openEmbeddedDb(path);
+    const dbB = openEmbeddedDb(path);
+    try {
+      const writer = new EmbeddedVectorIndex(dbA, { dimension: 256 });
+      const reader = new EmbeddedVectorIndex(dbB, { dimension: 256 });
+      expect(await reader.warm()).toBe(0);
+      await writer.replaceDocument('viking://resources/l.md', [makeRecord(embedder, 'a', 'viking://resources/l.md', 'the lighthouse keeper')]);
+      await writer.replaceDocument('viking://resources/m.md', [makeRecord(embedder, 'b', 'viking://resources/m.md', 'the mill by the river')]);
+      expect(await reader.warm()).toBe(2);
+      await writer.deleteDocument('b', 'viking://resources/m.md');
+      await writer.replaceDocument('viking://resources/n.md', [makeRecord(embedder, 'a', 'viking://resources/n.md', 'north light'), makeRecord(embedder, 'a', 'viking://resources/n.md#p1', 'north light, first passage', { docUri: 'viking://resources/n.md', level: 2 })]);
+      expect(await reader.warm()).toBe(3);
+      const [[hit]] = await reader.search([{ visibility: vis, vector: embedder.embedOne('lighthouse keeper'), text: 'lighthouse keeper', targets: [], filter: null, limit: 1 }]);
+      expect(hit.node.uri).toBe('viking://resources/l.md');
+      await reader.close();
+      await expect(reader.warm()).rejects.toBeInstanceOf(IndexClosedError);
+    } finally {
+      dbA.close();
+      dbB.close();
+    }
+  });
+
   it('keeps two accounts’ points of one URI apart across adapters sharing a file (change log and scan cache)', async () => {
     const path = join(dir, 'ctx.db');
     const dbA = openEmbeddedDb(path);

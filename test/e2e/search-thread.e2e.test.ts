@@ -78,6 +78,13 @@ describe('ctxmesh start with the search thread', () => {
     expect((await fetch(gateway + '/ready')).status).toBe(200);
   });
 
+  it('loads the thread\'s vector store once the mesh listens, not at the first question', async () => {
+    await eventually(() => mesh.out().includes('"vector store warm"'), 30_000);
+    // No question has been asked yet: the load came from the start, on an empty store.
+    const warm = mesh.out().split('\n').find((l) => l.includes('"vector store warm"'))!;
+    expect(JSON.parse(warm)).toMatchObject({ rows: 0 });
+  });
+
   it('a write that answered wait:true is searched and read at once by the thread (its own connection to the file)', async () => {
     for (let i = 0; i < 5; i++) {
       const uri = `viking://resources/docs/release-${i}.md`;
@@ -118,6 +125,8 @@ describe('CTXMESH_SEARCH_THREAD', () => {
     await eventually(() => m.out().includes('"ctxmesh ready"'), 30_000);
     const ready = JSON.parse(m.out().split('\n').find((l) => l.includes('"ctxmesh ready"'))!) as { searchThread: boolean };
     expect(ready.searchThread).toBe(false);
+    // The main thread's readers load their store once listening, as the thread's do.
+    await eventually(() => m.out().includes('"vector store warm"'), 30_000);
     m.child.kill('SIGTERM');
     expect(await m.exited).toBe(0);
   }, 60_000);

@@ -168,11 +168,14 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       closers.push(() => s.shutdown());
       return s;
     };
+    // Loads the readers' scan cache once the mesh listens (here, or in the search thread).
+    let warmReaders = (): void => warmSoon(store, log);
     // The readers of the index: in the search thread (embedded store, when asked), else here.
     const readers = async (): Promise<{ gather: string; tierReader: string; local: LocalServices }> => {
       if (opts.searchThread && cfg.gather.CTXMESH_VECTOR === 'embedded') {
         const thread = await startSearchThread(env, log.level);
         closers.push(() => thread.stop());
+        warmReaders = () => thread.warm();
         // Another thread of this process: its services are called over the thread's channel
         // (when in-process calls are on; the orchestrator's `local` below decides).
         return { gather: thread.gather, tierReader: thread.tierReader, local: { gather: thread.channel, tierReader: thread.channel } };
@@ -183,8 +186,6 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       ]);
       up('gather', g);
       up('tier-reader', t);
-      // Searches run on this thread: load the scan cache now rather than at the first question.
-      warmSoon(store, log);
       return { gather: g.address, tierReader: t.address, local: { gather: g.services[0], tierReader: t.services[0] } };
     };
     const [read, budgetRender, ledger, rewrite, sessions] = await Promise.all([
@@ -295,6 +296,8 @@ export async function startMesh(opts: MeshOptions): Promise<Mesh> {
       hooks: cfg.gateway.hooks,
     });
     closers.push(() => gateway.stop());
+    // Listening: the first question should not be the one that loads the scan cache.
+    warmReaders();
 
     return {
       gatewayUrl: gateway.url,

@@ -29,6 +29,11 @@ export interface SearchThread {
   tierReader: string;
   /** Gather and tier-reader, served to this thread over a MessagePort (calls fail UNAVAILABLE once the thread has gone). */
   channel: ThreadChannel;
+  /**
+   * Load the thread's vector store now (`VectorStore.warm`) rather than at the first question:
+   * call it once the mesh listens, so the load does not compete with the rest of its start.
+   */
+  warm(): void;
   /** Drain both servers, close the index and end the thread (terminated after `graceMs`). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -80,6 +85,9 @@ export function startSearchThread(env: Record<string, string | undefined>, logLe
         gather: m.gather,
         tierReader: m.tierReader,
         channel,
+        warm: () => {
+          if (!exited) worker.postMessage({ type: 'warm' });
+        },
         stop: async (graceMs = 15_000) => {
           removeSource();
           if (exited) return;

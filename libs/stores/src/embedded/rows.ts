@@ -87,7 +87,7 @@ export function lexicalSource(r: Pick<NodeRecord, 'lexicalText' | 'abstract' | '
   return r.abstract === r.body ? r.body : `${r.abstract}\n${r.body}`;
 }
 
-/** A scan-cache row of a `vi_nodes` row joined with its `embedding`. */
+/** A scan-cache row of a `vi_nodes` row, with its `embedding` when joined (else the vector is set later). */
 export function toCacheRow(r: Record<string, unknown>): CacheRow {
   return {
     id: r.id as number,
@@ -106,7 +106,7 @@ export function toCacheRow(r: Record<string, unknown>): CacheRow {
     updatedAt: r.updated_at as number,
     validFrom: r.valid_from as number | null,
     validTo: r.valid_to as number | null,
-    vector: blobVec(r.embedding as Buffer),
+    vector: r.embedding ? blobVec(r.embedding as Buffer) : null,
   };
 }
 

@@ -19,7 +19,8 @@ export interface CacheRow {
   updatedAt: number;
   validFrom: number | null;
   validTo: number | null;
-  vector: Float32Array;
+  /** The vector, or null when it is set afterwards ({@link ScanCache.setVector}: a full load reads the vectors after the rows). */
+  vector: Float32Array | null;
 }
 
 function grow<T extends Int32Array | Float64Array | Float32Array | Uint8Array>(a: T, n: number): T {
@@ -28,11 +29,11 @@ function grow<T extends Int32Array | Float64Array | Float32Array | Uint8Array>(a
   return b;
 }
 
-/** `v` scaled to unit length (a copy; a zero vector is returned as zeros). */
-export function unit(v: Float32Array): Float32Array {
+/** `v` scaled to unit length (a copy, into `out` when given; a zero vector is returned as zeros). */
+export function unit(v: Float32Array, out: Float32Array = new Float32Array(v.length)): Float32Array {
   let n2 = 0;
   for (let i = 0; i < v.length; i++) n2 += v[i] * v[i];
-  const out = new Float32Array(v.length);
+  if (!(n2 > 0)) out.fill(0, 0, v.length);
   if (n2 > 0) {
     const inv = 1 / Math.sqrt(n2);
     for (let i = 0; i < v.length; i++) out[i] = v[i] * inv;
@@ -134,7 +135,7 @@ export class Shard implements FilterColumns {
     this.validFrom[s] = r.validFrom ?? NaN;
     this.validTo[s] = r.validTo ?? NaN;
     this.vectors.ensure(s + 1);
-    this.vectors.set(s, unit(r.vector));
+    if (r.vector) this.vectors.set(s, unit(r.vector));
     this.size = s + 1;
     return s;
   }
@@ -277,12 +278,16 @@ export class ScanCache {
   readonly where = new Map<number, { shard: Shard; slot: number }>();
   /** Last change-log sequence applied. */
   lastSeq = 0;
+  /** {@link setVector}'s unit vector before it is copied into the shard. */
+  private readonly scratch: Float32Array;
 
   /** @param simd use the WebAssembly SIMD kernel for dot products when available */
   constructor(
     readonly dim: number,
     private readonly simd = true,
-  ) {}
+  ) {
+    this.scratch = new Float32Array(dim);
+  }
 
   /** Insert or replace a row (by id). */
   upsert(r: CacheRow): void {
@@ -293,6 +298,17 @@ export class ScanCache {
       this.shards.set(r.account, sh);
     }
     this.where.set(r.id, { shard: sh, slot: sh.add(r, this.dict) });
+  }
+
+  /**
+   * Set the vector of row `id`, added without one (scaled to unit length, as `upsert` does).
+   * @returns false when the cache holds no such row
+   */
+  setVector(id: number, v: Float32Array): boolean {
+    const w = this.where.get(id);
+    if (!w) return false;
+    w.shard.vectors.set(w.slot, unit(v, this.scratch));
+    return true;
   }
 
   /** Remove a row by id (no-op when absent). */

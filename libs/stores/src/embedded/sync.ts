@@ -2,6 +2,7 @@ import type { EmbeddedDb } from './db';
 import { toCacheRow } from './rows';
 import type { ScanCache } from './scan-cache';
 import type { Statements } from './statements';
+import { readVecChunks } from './vec-chunks';
 
 /** What else a reader keeps per row id, told when rows change under it. */
 export interface RowMemo {
@@ -16,7 +17,7 @@ export interface RowMemo {
  * one read transaction): replay `vi_changes` since the cache's last sequence number, or reload
  * every row when this reader is new or fell behind the pruned change log.
  */
-export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: RowMemo): SyncOutcome {
+export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: RowMemo, opts: SyncOptions = {}): SyncOutcome {
   return db.transaction((): SyncOutcome => {
     const pruned = Number((st.prunedThrough.get() as { value: string } | undefined)?.value ?? 0);
     if ((c.lastSeq === 0 && c.liveRows === 0) || c.lastSeq < pruned) {
@@ -24,20 +25,28 @@ export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: Ro
       c.clear();
       memo.clear();
       c.lastSeq = (st.maxSeq.get() as { s: number }).s;
-      // vec0 is read in one sequential scan (a join would cost a vec0 lookup per row), and the
-      // nodes in (account, uri) order, which is already each shard's sorted layout.
-      // The blobs are packed together until the nodes are read: held as half a million separate
-      // buffers they left their size in freed but unreturned heap after the load (about 420 MB
-      // of resident memory at 509,367 rows); packed memory is given back as soon as it is read.
-      const packed = new PackedBlobs();
-      try {
-        for (const [id, blob] of st.allVectors.iterate() as Iterable<[number, Buffer]>) packed.add(Number(id), blob);
-        for (const r of st.allNodesSorted.iterate() as Iterable<Record<string, unknown>>) {
-          const blob = packed.get(r.id as number);
-          if (blob) c.upsert(toCacheRow({ ...r, embedding: blob }));
-        }
-      } finally {
-        packed.release();
+      // The nodes first, in (account, uri) order, which is already each shard's sorted layout;
+      // then the vectors into their rows' slots: from vec0's chunks where their layout is the
+      // one known (`readVecChunks`: a statement over a few hundred rows, against about 10 µs a
+      // row through the virtual table), else in one sequential scan of the table (a join would
+      // cost a vec0 lookup per row). Nothing is held but the rows: no vector is copied twice.
+      for (const r of st.allNodesSorted.iterate() as Iterable<Record<string, unknown>>) c.upsert(toCacheRow(r));
+      const dim = c.dim;
+      let filled = 0;
+      const fill = (id: number, v: Float32Array): void => {
+        if (c.setVector(id, v)) filled++;
+      };
+      const viaChunks =
+        opts.chunks !== false &&
+        readVecChunks(db, 'vi_vec', dim, ({ vectors, ids }) => {
+          const all = vectorsOf(vectors);
+          for (let i = 0; i < ids.length; i++) if (!Number.isNaN(ids[i]!)) fill(ids[i]!, all.subarray(i * dim, (i + 1) * dim));
+        });
+      if (!viaChunks) for (const [id, blob] of st.allVectors.iterate() as Iterable<[number, Buffer]>) fill(Number(id), vectorsOf(blob));
+      // A node without a vector (writes store both in one transaction) stays out, as it always did.
+      if (filled < c.where.size) {
+        const withVector = new Set((db.prepare('SELECT rowid FROM vi_vec').raw().all() as Array<[number]>).map(([id]) => Number(id)));
+        for (const id of [...c.where.keys()]) if (!withVector.has(id)) c.remove(id);
       }
       c.adoptLoadOrder();
       return { reloaded: true, changed: [] };
@@ -55,6 +64,12 @@ export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: Ro
   })();
 }
 
+/** Options of {@link syncCache}. */
+export interface SyncOptions {
+  /** Read a full load's vectors from vec0's chunks where their layout is known (`readVecChunks`). @default true */
+  chunks?: boolean;
+}
+
 /** What a sync did: reloaded every row, or replayed the changes of these row ids. */
 export interface SyncOutcome {
   reloaded: boolean;
@@ -62,45 +77,10 @@ export interface SyncOutcome {
   changed: number[];
 }
 
-/** An ArrayBuffer that grows in place and gives its memory back when shrunk (ES2024; Node 20 has it). */
-interface ResizableBuffer extends ArrayBuffer {
-  resize(byteLength: number): void;
-}
-const Resizable = ArrayBuffer as unknown as new (byteLength: number, opts: { maxByteLength: number }) => ResizableBuffer;
-
-/** Largest chunk of {@link PackedBlobs}, bytes (V8 refuses a larger maximum). */
-const CHUNK_MAX = 2 ** 30;
-
-/**
- * Blobs by row id, packed back to back into resizable buffers of up to 1 GiB that grow in place
- * and are given back to the system at once by {@link release} (see {@link syncCache}).
- */
-export class PackedBlobs {
-  private readonly chunks: Array<{ buf: ResizableBuffer; used: number }> = [];
-  private readonly at = new Map<number, { chunk: number; offset: number; length: number }>();
-
-  add(id: number, blob: Uint8Array): void {
-    let c = this.chunks[this.chunks.length - 1];
-    if (!c || c.used + blob.length > CHUNK_MAX) {
-      c = { buf: new Resizable(0, { maxByteLength: Math.max(CHUNK_MAX, blob.length) }), used: 0 };
-      this.chunks.push(c);
-    }
-    if (c.used + blob.length > c.buf.byteLength) c.buf.resize(Math.min(Math.max(CHUNK_MAX, blob.length), Math.max(1 << 16, 2 * c.buf.byteLength, c.used + blob.length)));
-    new Uint8Array(c.buf, c.used, blob.length).set(blob);
-    this.at.set(id, { chunk: this.chunks.length - 1, offset: c.used, length: blob.length });
-    c.used += blob.length;
-  }
-
-  /** The blob of `id` (a view into the packed memory, valid until {@link release}), or undefined. */
-  get(id: number): Buffer | undefined {
-    const a = this.at.get(id);
-    return a ? Buffer.from(this.chunks[a.chunk]!.buf, a.offset, a.length) : undefined;
-  }
-
-  /** Give the memory back now (not at the next full collection) and forget every blob. */
-  release(): void {
-    for (const c of this.chunks) c.buf.resize(0);
-    this.chunks.length = 0;
-    this.at.clear();
-  }
+/** The float32 vectors in a blob: a view when it is 4-byte aligned, else a copy. */
+function vectorsOf(b: Uint8Array): Float32Array {
+  if (b.byteOffset % 4 === 0) return new Float32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
+  const out = new Float32Array(b.byteLength >> 2);
+  new Uint8Array(out.buffer).set(b.subarray(0, out.length * 4));
+  return out;
 }

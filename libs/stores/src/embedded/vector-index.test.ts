@@ -461,6 +461,42 @@ describe('EmbeddedVectorIndex', () => {
     expect(await mixed[0]).toBe(true);
   });
 
+  it('loads the same scan cache from vec0\'s chunks as from a scan of the table (the path for a layout it does not know)', async () => {
+    const path = join(dir, 'ctx.db');
+    const dbW = openEmbeddedDb(path);
+    try {
+      const writer = new EmbeddedVectorIndex(dbW, { dimension: 256 });
+      for (let i = 0; i < 40; i++) {
+        const uri = `viking://resources/r${i}.md`;
+        await writer.replaceDocument(uri, [makeRecord(embedder, i % 3 === 0 ? 'b' : 'a', uri, `river ${i} ${i % 2 ? 'otter' : 'heron'} bank`)]);
+      }
+      for (let i = 0; i < 40; i += 5) await writer.deleteDocument(i % 3 === 0 ? 'b' : 'a', `viking://resources/r${i}.md`);
+      // A node whose vector is missing (no write leaves one so) stays out of the cache, both ways.
+      dbW.prepare("DELETE FROM vi_vec WHERE rowid = (SELECT id FROM vi_nodes WHERE uri = 'viking://resources/r7.md')").run();
+      const load = async (vectorLoad: 'chunks' | 'scan') => {
+        const db = openEmbeddedDb(path);
+        try {
+          const reader = new EmbeddedVectorIndex(db, { dimension: 256, vectorLoad });
+          const rows = await reader.warm();
+          const q = (account: string, text: string) => ({ visibility: { ...vis, account }, vector: embedder.embedOne(text), text, targets: [], filter: null, limit: 50 });
+          const hits = await reader.search([q('a', 'otter bank'), q('b', 'heron river')]);
+          await reader.close();
+          return { rows, hits: hits.map((list) => list.map((h) => [h.node.uri, h.score])) };
+        } finally {
+          db.close();
+        }
+      };
+      const viaChunks = await load('chunks');
+      expect(viaChunks.rows).toBe(31);
+      expect(viaChunks.hits[0]!.length).toBeGreaterThan(10);
+      expect(viaChunks.hits.flat().map(([uri]) => uri)).not.toContain('viking://resources/r7.md');
+      expect(viaChunks.hits.flat().map(([uri]) => uri)).toContain('viking://resources/r9.md');
+      expect(await load('scan')).toEqual(viaChunks);
+    } finally {
+      dbW.close();
+    }
+  });
+
   it('reloads a reader that fell behind the pruned change log', async () => {
     const path = join(dir, 'ctx.db');
     const dbA = openEmbeddedDb(path);

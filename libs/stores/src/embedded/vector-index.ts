@@ -12,7 +12,7 @@ import { ScanCache } from './scan-cache';
 import { migrateSchema } from './schema';
 import { searchBatch } from './search';
 import { type Statements, prepareStatements } from './statements';
-import { syncCache } from './sync';
+import { type SyncOptions, syncCache } from './sync';
 import { TermBags } from './term-bags';
 import { IndexWriter, type WriteOp } from './writes';
 import { IndexClosedError } from '../ports/errors';
@@ -51,6 +51,12 @@ export interface EmbeddedVectorIndexOptions {
    * {@link TailMergeOptions}). @default DEFAULT_TAIL_MERGE
    */
   lexicalTail?: Partial<TailMergeOptions>;
+  /**
+   * How a full load of the scan cache reads the vectors: `chunks` from the storage of sqlite-vec
+   * 0.1 (`readVecChunks`, falling back to the scan where the layout is another), `scan` through
+   * the `vec0` table row by row (what another layout gets; for comparison). @default "chunks"
+   */
+  vectorLoad?: 'chunks' | 'scan';
 }
 
 /**
@@ -106,6 +112,8 @@ export class EmbeddedVectorIndex implements VectorIndex {
   private closed = false;
   private readonly st: Statements;
   private readonly bags: TermBags;
+  /** How a full load reads the vectors (`vectorLoad`). */
+  private readonly sync: SyncOptions;
   private readonly writer: IndexWriter;
   private readonly reader: IndexReader;
   private readonly lexical: LexicalLeg;
@@ -132,6 +140,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     this.dimension = opts.dimension;
     this.tuning = { ...DEFAULT_TUNING, ...opts.tuning };
     const changeLogKeep = Math.max(1, Math.floor(opts.changeLogKeep ?? 20_000));
+    this.sync = { chunks: opts.vectorLoad !== 'scan' };
     migrateSchema(db, this.dimension);
     this.st = prepareStatements(db);
     this.cache = new ScanCache(this.dimension);
@@ -316,7 +325,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async warm(): Promise<number> {
     this.assertOpen();
     this.db.transaction(() => {
-      const synced = syncCache(this.db, this.st, this.cache, this.bags);
+      const synced = syncCache(this.db, this.st, this.cache, this.bags, this.sync);
       this.anns?.synced(synced.reloaded, synced.changed);
       if (this.anns) for (const account of this.cache.shards.keys()) this.anns.of(account);
     })();
@@ -331,7 +340,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
   async prepareDense(): Promise<void> {
     this.assertOpen();
     if (!this.anns) return;
-    const synced = this.db.transaction(() => syncCache(this.db, this.st, this.cache, this.bags))();
+    const synced = this.db.transaction(() => syncCache(this.db, this.st, this.cache, this.bags, this.sync))();
     this.anns.synced(synced.reloaded, synced.changed);
     await this.anns.prepare();
   }
@@ -362,7 +371,7 @@ export class EmbeddedVectorIndex implements VectorIndex {
     // One read transaction: the cache sync, the postings and the payloads are one snapshot, so a
     // write committed meanwhile is either wholly seen or not at all.
     return this.db.transaction(() => {
-      const synced = syncCache(this.db, this.st, this.cache, this.bags);
+      const synced = syncCache(this.db, this.st, this.cache, this.bags, this.sync);
       this.anns?.synced(synced.reloaded, synced.changed);
       const ann = this.anns ? (account: string): DenseAnn | null => (this.anns as AnnSet).of(account) : undefined;
       return searchBatch(

@@ -74,7 +74,7 @@ export function vecBlob(v: Float32Array): Buffer {
 }
 
 /** A `vi_vec` blob as a vector (a copy). */
-export function blobVec(b: Buffer): Float32Array {
+export function blobVec(b: Uint8Array): Float32Array {
   // Copy: the buffer belongs to better-sqlite3 and may not be 4-byte aligned.
   const out = new Float32Array(b.byteLength / 4);
   new Uint8Array(out.buffer).set(b);

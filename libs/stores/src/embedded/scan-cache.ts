@@ -33,11 +33,10 @@ function grow<T extends Int32Array | Float64Array | Float32Array | Uint8Array>(a
 export function unit(v: Float32Array, out: Float32Array = new Float32Array(v.length)): Float32Array {
   let n2 = 0;
   for (let i = 0; i < v.length; i++) n2 += v[i] * v[i];
-  if (!(n2 > 0)) out.fill(0, 0, v.length);
   if (n2 > 0) {
     const inv = 1 / Math.sqrt(n2);
     for (let i = 0; i < v.length; i++) out[i] = v[i] * inv;
-  }
+  } else out.fill(0, 0, v.length);
   return out;
 }
 

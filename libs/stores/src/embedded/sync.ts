@@ -1,5 +1,5 @@
 import type { EmbeddedDb } from './db';
-import { toCacheRow } from './rows';
+import { blobVec, toCacheRow } from './rows';
 import type { ScanCache } from './scan-cache';
 import type { Statements } from './statements';
 import { readVecChunks } from './vec-chunks';
@@ -29,7 +29,7 @@ export function syncCache(db: EmbeddedDb, st: Statements, c: ScanCache, memo: Ro
       // then the vectors into their rows' slots: from vec0's chunks where their layout is the
       // one known (`readVecChunks`: a statement over a few hundred rows, against about 10 µs a
       // row through the virtual table), else in one sequential scan of the table (a join would
-      // cost a vec0 lookup per row). Nothing is held but the rows: no vector is copied twice.
+      // cost a vec0 lookup per row). Nothing but the rows is held between the two reads.
       for (const r of st.allNodesSorted.iterate() as Iterable<Record<string, unknown>>) c.upsert(toCacheRow(r));
       const dim = c.dim;
       let filled = 0;
@@ -77,10 +77,7 @@ export interface SyncOutcome {
   changed: number[];
 }
 
-/** The float32 vectors in a blob: a view when it is 4-byte aligned, else a copy. */
+/** The float32 vectors in a blob: a view when it is 4-byte aligned, else a copy (`blobVec`). */
 function vectorsOf(b: Uint8Array): Float32Array {
-  if (b.byteOffset % 4 === 0) return new Float32Array(b.buffer, b.byteOffset, b.byteLength >> 2);
-  const out = new Float32Array(b.byteLength >> 2);
-  new Uint8Array(out.buffer).set(b.subarray(0, out.length * 4));
-  return out;
+  return b.byteOffset % 4 === 0 ? new Float32Array(b.buffer, b.byteOffset, b.byteLength >> 2) : blobVec(b);
 }

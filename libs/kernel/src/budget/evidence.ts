@@ -37,7 +37,7 @@ import { pyStrip } from './python';
 import { type ContextEntry, neutralizeEnvelope } from './render';
 import { type DetailSpec, type Tier, isMemoryCategory, normalizeDetail, pinFor, tierRank } from './tiers';
 import { countTokens, resolveTokenizer } from './tokens';
-import { excerptOf, queryTerms, termsIn } from './excerpt';
+import { excerptOf, holdsAnyTerm, queryTerms } from './excerpt';
 
 /**
  * The server's noise floor: a block is served only when its best hit reaches it — below it, the
@@ -328,7 +328,7 @@ export function planEvidenceWith(pricer: FragmentPricer, items: readonly PlanIte
     // Cheapest first among the options that hold a query term; a tier that holds none (a
     // summary that does not mention what was asked) comes after the excerpt.
     const options: Option[] = [...avail, 'excerpt'];
-    const relevant = new Map(options.map((t) => [t, termsIn(textOf(i, t), terms) > 0]));
+    const relevant = new Map(options.map((t) => [t, holdsAnyTerm(textOf(i, t), terms)]));
     return options.sort((a, b) => Number(relevant.get(b)) - Number(relevant.get(a)) || costOf(i, a) - costOf(i, b));
   });
 

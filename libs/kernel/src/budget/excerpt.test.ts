@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { parseCompactBlock } from './compact';
 import { planEvidence } from './evidence';
-import { ELISION, excerptOf, queryTerms, termsIn, textUnits } from './excerpt';
+import { ELISION, excerptOf, holdsAnyTerm, queryTerms, termsIn, textUnits } from './excerpt';
 import type { PlanItem } from './plan';
-import { countTokens } from './tokens';
+import { countTokens, isCjkCodePoint } from './tokens';
 
 describe('queryTerms', () => {
   it('keeps words of two letters or more outside the stop list, lower-cased, and CJK pairs', () => {
@@ -123,5 +123,42 @@ describe('termsIn', () => {
     expect(termsIn('an ox, oxen', ['ox'])).toBe(1);
     expect(termsIn('boxes', ['ox'])).toBe(0);
     expect(termsIn('我们部署了计费服务', ['部署', '服务', '明天'])).toBe(2);
+  });
+
+  it('sees word edges at letters and digits of any script, and never matches a term that is not a word', () => {
+    expect(termsIn('x-ray, X1ray, 𝒳ray ray.', ['ray'])).toBe(1);
+    expect(termsIn('1ray 𝒳ray éray', ['ray'])).toBe(0);
+    expect(termsIn('Deployment, redeploy', ['deploy', 'ploy', 'a-b', '', 'éclair'])).toBe(1);
+    expect(termsIn('Éclairs (ÉCLAIRS)', ['éclair'])).toBe(1);
+  });
+
+  // What termsIn counted when it split the text into a set of words: the reference the scan
+  // that looks for each term where it occurs must agree with.
+  const splitting = (unit: string, terms: readonly string[]): number => {
+    const lower = unit.toLowerCase();
+    const words = new Set(lower.match(/[\p{L}\p{N}]+/gu) ?? []);
+    let n = 0;
+    for (const t of terms) {
+      if (words.has(t)) n++;
+      else if ([...t].some((c) => isCjkCodePoint(c.codePointAt(0)!))) {
+        if (lower.includes(t)) n++;
+      } else if (t.length >= 4 && [...words].some((w) => w.startsWith(t))) n++;
+    }
+    return n;
+  };
+
+  it('counts what splitting the text into words counted, on any text and terms', () => {
+    // Pieces that meet at word edges: letters of several scripts and cases, digits, CJK,
+    // astral letters, combining marks, punctuation, spaces and a lone surrogate.
+    const piece = fc.constantFrom('ray', 'Ray', 'deploy', 'DEPLOY', 'x', '1', '9', 'é', 'É', '\u0301', '𝒳', '\ud835', '部署', '服务', '部', '-', ' ', '.', '\n', '(', '_', 'İ', 'ß', 'ẞ');
+    const text = fc.array(piece, { maxLength: 24 }).map((p) => p.join(''));
+    const term = fc.oneof(fc.array(piece, { minLength: 1, maxLength: 3 }).map((p) => p.join('').toLowerCase()), fc.constantFrom('ray', 'deploy', 'depl', 'xray', '部署', 'a-b', ''));
+    fc.assert(
+      fc.property(text, fc.array(term, { maxLength: 5 }), (t, terms) => {
+        expect(termsIn(t, terms)).toBe(splitting(t, terms));
+        expect(holdsAnyTerm(t, terms)).toBe(splitting(t, terms) > 0);
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -91,29 +91,75 @@ export function textUnits(text: string): Unit[] {
   return units;
 }
 
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+const WORD = /^[\p{L}\p{N}]+$/u;
+
+/** Whether the code point is a letter or a digit (what the words of a text are made of). */
+function isWordCodePoint(cp: number | undefined): boolean {
+  if (cp === undefined) return false;
+  if (cp < 128) return (cp >= 97 && cp <= 122) || (cp >= 65 && cp <= 90) || (cp >= 48 && cp <= 57);
+  return WORD_CHAR.test(String.fromCodePoint(cp));
+}
+
+/** The code point that ends just before UTF-16 index `i` (undefined at the start). */
+function codePointBefore(s: string, i: number): number | undefined {
+  if (i <= 0) return undefined;
+  const lo = s.charCodeAt(i - 1);
+  if (lo >= 0xdc00 && lo <= 0xdfff && i >= 2) {
+    const hi = s.charCodeAt(i - 2);
+    if (hi >= 0xd800 && hi <= 0xdbff) return s.codePointAt(i - 2);
+  }
+  return lo;
+}
+
+/** How a query term is looked for (see {@link termsIn}). */
+type TermKind = 'cjk' | 'word' | 'prefix' | 'never';
+
+/** How each term is looked for. */
+function termKinds(terms: readonly string[]): TermKind[] {
+  return terms.map((t): TermKind => {
+    for (const c of t) if (isCjkCodePoint(c.codePointAt(0)!)) return 'cjk';
+    // A word is a whole run of letters and digits: a term holding anything else is never one.
+    if (!WORD.test(t)) return 'never';
+    return t.length >= 4 ? 'prefix' : 'word';
+  });
+}
+
+/** Whether lower-cased `lower` holds the term as {@link termsIn} counts it. */
+function holds(lower: string, t: string, kind: TermKind): boolean {
+  if (kind === 'never') return false;
+  if (kind === 'cjk') return lower.includes(t);
+  // A run of letters and digits starts at the match, and (for a whole word) ends with it.
+  for (let at = lower.indexOf(t); at >= 0; at = lower.indexOf(t, at + 1)) {
+    if (isWordCodePoint(codePointBefore(lower, at))) continue;
+    if (kind === 'prefix' || !isWordCodePoint(lower.codePointAt(at + t.length))) return true;
+  }
+  return false;
+}
+
 /**
  * Distinct query terms a text holds: a CJK pair anywhere; a word as a whole word, or, for a term
  * of four letters or more, as the start of one (`deploy` holds in `deployed`: no stemmer, but
- * the common inflections).
+ * the common inflections). Words are the text's lower-cased runs of letters and digits; each
+ * term is looked for where it occurs, without splitting the text into words.
  */
 export function termsIn(unit: string, terms: readonly string[]): number {
-  const lower = unit.toLowerCase();
-  const words = new Set(lower.match(/[\p{L}\p{N}]+/gu) ?? []);
+  return terms.length === 0 ? 0 : countHeld(unit.toLowerCase(), terms, termKinds(terms));
+}
+
+function countHeld(lower: string, terms: readonly string[], kinds: readonly TermKind[]): number {
   let n = 0;
-  for (const t of terms) {
-    if (words.has(t)) n++;
-    else if ([...t].some((c) => isCjkCodePoint(c.codePointAt(0)!))) {
-      if (lower.includes(t)) n++;
-    } else if (t.length >= 4) {
-      for (const w of words) {
-        if (w.startsWith(t)) {
-          n++;
-          break;
-        }
-      }
-    }
-  }
+  for (let i = 0; i < terms.length; i++) if (holds(lower, terms[i]!, kinds[i]!)) n++;
   return n;
+}
+
+/** Whether a text holds any of the terms (`termsIn(text, terms) > 0`, stopping at the first). */
+export function holdsAnyTerm(text: string, terms: readonly string[]): boolean {
+  if (terms.length === 0) return false;
+  const lower = text.toLowerCase();
+  const kinds = termKinds(terms);
+  for (let i = 0; i < terms.length; i++) if (holds(lower, terms[i]!, kinds[i]!)) return true;
+  return false;
 }
 
 /** An excerpt and what it kept. */
@@ -133,7 +179,8 @@ export function excerptOf(text: string, terms: readonly string[], targetTokens: 
   if (terms.length === 0 || text === '') return null;
   const units = textUnits(text);
   if (units.length < 2) return null;
-  const scores = units.map((u) => termsIn(u.text, terms));
+  const kinds = termKinds(terms);
+  const scores = units.map((u) => countHeld(u.text.toLowerCase(), terms, kinds));
   const order = scores.map((s, i) => [s, i] as const).filter(([s]) => s > 0).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
   if (order.length === 0) return null;
   const cost = units.map((u) => countTokens(u.text, tokenizer) + 1);

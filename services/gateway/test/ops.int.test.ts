@@ -139,6 +139,39 @@ describe('trusted and dev auth', () => {
   });
 });
 
+describe('request logs', () => {
+  it('one info line per answered request - method, URL, status, time and request id; the arrival only at debug', async () => {
+    const h = await harness();
+    const lines: Array<Record<string, unknown>> = [];
+    const app = buildApp({
+      log: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }),
+      auth: { mode: 'dev' },
+      deadlines: { defaultMs: 1000, maxMs: 1000 },
+      orchestrator: null as never,
+      sessions: null as never,
+      bus: h.bus,
+    });
+    try {
+      await app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'log-1' } });
+      await app.inject({ method: 'GET', url: '/nowhere?x=1', headers: { 'x-request-id': 'log-2' } });
+      const requests = lines.filter((l) => l.request_id === 'log-1' || l.request_id === 'log-2');
+      expect(requests.map((l) => [l.msg, l.request_id])).toEqual([
+        ['request completed', 'log-1'],
+        ['request completed', 'log-2'],
+      ]);
+      const done = requests.filter((l) => l.msg === 'request completed');
+      expect(done.map((l) => [(l.req as { method: string }).method, (l.req as { url: string }).url, (l.res as { statusCode: number }).statusCode])).toEqual([
+        ['GET', '/health', 200],
+        ['GET', '/nowhere?x=1', 404],
+      ]);
+      for (const l of done) expect(typeof l.responseTime).toBe('number');
+    } finally {
+      await app.close();
+      await h.close();
+    }
+  });
+});
+
 describe('GET /ready', () => {
   it('GET /ready - every downstream serving, then the orchestrator not serving - 200 then 503 naming it', async () => {
     const h = await harness();

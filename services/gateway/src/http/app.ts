@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import type { EventBus } from '@ctxmesh/stores';
 import { httpDuration } from '@ctxmesh/telemetry';
-import { fastify, LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import { fastify, LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from '@ctxmesh/runtime';
 import { ingestPort } from '../clients/ingest';
 import type { OrchestratorClient } from '../clients/orchestrator';
@@ -70,6 +70,24 @@ function seconds(ms: number): string {
   return Number.isInteger(s) ? `${s}.0` : String(s);
 }
 
+/**
+ * The gateway's request logs: one line per request at `info` when it is answered (method, URL,
+ * client, status, response time, request id) — an access log — where fastify writes two (the
+ * arrival too, which now goes at `debug`). Failures keep their own lines.
+ */
+export class AccessLogController extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (this.isLogDisabled(request)) return;
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 /** Build the app. Call `ready()`/`listen()` (or `inject()`) on the result. */
 export function buildApp(deps: GatewayDeps): FastifyInstance {
   const bodyLimitBytes = deps.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
@@ -79,7 +97,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     requestIdHeader: false,
     // The contract's echo rule (§1.1) is the request id of logs, traces and downstream calls.
     genReqId: (req) => requestIdFrom(req.headers as HeaderBag),
-    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    logController: new AccessLogController({ requestIdLogLabel: 'request_id' }),
     bodyLimit: bodyLimitBytes,
     // Node answers 408 and closes a request that has not fully arrived in time, so a slow
     // sender cannot hold a connection and its buffers forever. Node checks these deadlines

@@ -103,6 +103,30 @@ describe('denseTopK', () => {
     for (const k of [1, 3, 10]) expect(leg(shard, uq, k)).toEqual(exactTopK(shard, uq, k));
   });
 
+  it('stays exact when the scope leaves out the rows the threshold pass would keep (the heap runs instead)', () => {
+    // 4,000 rows, one range: the threshold pass samples them all, but the predicate admits
+    // only rows whose approximate cosine is below the median, so none of the rows above its
+    // threshold is in scope.
+    let s = 11;
+    const rnd = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32) - 0.5;
+    const vectors = Array.from({ length: 4000 }, () => unit(Float32Array.from({ length: 64 }, () => rnd())));
+    const shard = shardOf(vectors, 64);
+    const uq = unit(Float32Array.from({ length: 64 }, () => rnd()));
+    const approx = new Float32Array(shard.size);
+    shard.vectors.approxDots(uq, 0, shard.size, approx);
+    const median = Float32Array.from(approx).sort()[shard.size >> 1]!;
+    const pred = (slot: number) => approx[slot]! < median;
+    for (const k of [1, 10, 100]) {
+      const want = Array.from({ length: shard.size }, (_, i) => i)
+        .filter((i) => shard.live[i] && pred(i))
+        .sort((a, b) => shard.vectors.dot(uq, b) - shard.vectors.dot(uq, a) || a - b)
+        .slice(0, k);
+      expect(denseTopK(approx, shard, [[0, shard.size]], [], pred, k, uq)).toEqual(want);
+      // Unscoped, the threshold pass answers (and must agree with the exact scan too).
+      expect(denseTopK(approx, shard, [[0, shard.size]], [], () => true, k, uq)).toEqual(exactTopK(shard, uq, k));
+    }
+  });
+
   it('keeps to the scope: ranges, the tail and the predicate', () => {
     const { vectors, uq } = corpus(99, 30);
     const shard = shardOf(vectors, 64);

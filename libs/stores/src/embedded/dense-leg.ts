@@ -111,7 +111,7 @@ export function denseTopK(cosines: Float32Array, shard: Shard, ranges: readonly 
   if (!uq) return topByScore(cosines, shard, ranges, tail, pred, k).slots;
   const vectors = shard.vectors;
   const depth = vectors.quantized ? Math.max(k * RESCORE_FACTOR, RESCORE_MIN) : k;
-  const first = topByScore(cosines, shard, ranges, tail, pred, depth);
+  const first = topByApprox(cosines, shard, ranges, tail, pred, depth);
   const slots = first.slots;
   const exact = slots.map((s) => vectors.dot(uq, s));
   // Fewer candidates than asked for: they are every row in scope.
@@ -146,6 +146,44 @@ export function denseTopK(cosines: Float32Array, shard: Shard, ranges: readonly 
   }
   const order = slots.map((_, i) => i).sort((a, b) => exact[b]! - exact[a]! || slots[a]! - slots[b]!);
   return order.slice(0, k).map((i) => slots[i]!);
+}
+
+/** Rows per wanted one in the ranges from which {@link topByApprox} takes a threshold pass instead of the heap. */
+const THRESHOLD_PASS_FROM = 4;
+/** Rows of the ranges {@link topByApprox} samples for its threshold (every `step`-th), at most. */
+const THRESHOLD_SAMPLE = 16_384;
+
+/**
+ * The best `k` rows in scope by approximate cosine (ties in any order) and the lowest score
+ * among them, as {@link topByScore} finds them, without a heap over every row: a threshold that
+ * the k-th best very likely reaches is read off a sample of the ranges (every `step`-th row,
+ * scope not tested: the best `1.5 · k · m / n + 8` of `m` sampled rows), then one pass keeps
+ * the rows in scope at or above it and a sort of those few takes the best k. When fewer than k
+ * rows in scope reach it (a narrow scope, dead rows in the sample), the heap runs as before.
+ * Exact either way: every row of the top k scores at least the k-th best, which is at least the
+ * threshold when k rows in scope reach it. At 509,367 rows the heap took 3.3 ms a search,
+ * evaluating the scope of some 5,000 rows that entered it.
+ */
+function topByApprox(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number): { slots: number[]; floor: number } {
+  let n = 0;
+  for (const [lo, hi] of ranges) n += hi - lo;
+  if (!(k > 0) || n < THRESHOLD_PASS_FROM * k) return topByScore(cosines, shard, ranges, tail, pred, k);
+  const step = Math.max(1, Math.floor(n / THRESHOLD_SAMPLE));
+  let m = 0;
+  for (const [lo, hi] of ranges) m += Math.ceil((hi - lo) / step);
+  const sample = new TopK(Math.min(m, Math.ceil((1.5 * k * m) / n) + 8));
+  for (const [lo, hi] of ranges) for (let s = lo; s < hi; s += step) sample.push(s, cosines[s]!);
+  const threshold = sample.floor;
+  const live = shard.live;
+  const picked: number[] = [];
+  for (const [lo, hi] of ranges) {
+    for (let s = lo; s < hi; s++) if (cosines[s]! >= threshold && live[s] && pred(s)) picked.push(s);
+  }
+  for (const s of tail) if (cosines[s]! >= threshold && pred(s)) picked.push(s);
+  if (picked.length < k) return topByScore(cosines, shard, ranges, tail, pred, k);
+  picked.sort((a, b) => cosines[b]! - cosines[a]!);
+  const slots = picked.slice(0, k);
+  return { slots, floor: cosines[slots[k - 1]!]! };
 }
 
 /** The best `k` by `cosines` (ties as the heap keeps them), and the lowest score among them. */

@@ -10,9 +10,10 @@ import { TopK, mergeRanges } from './top-k';
  * The dense leg of one batch: one approximate cosine per (distinct query vector, row in
  * scope), computed by the WebAssembly SIMD kernel over the int8 copies of the rows
  * (`VectorRows.approxDots`) across the union of the contiguous slot ranges the batch's searches
- * need; then each search's top-k by a typed-array heap over those, re-scored exactly
- * ({@link denseTopK}). The scan reads a quarter of the bytes of an f32 scan, and the scan of
- * many rows is bound by memory.
+ * need; then each search's top-k by those cosines (a threshold pass, or a typed-array heap),
+ * re-scored exactly ({@link denseTopK}). The scan reads a quarter of the bytes of an f32 scan;
+ * on the 2-core machine the int8 kernel alone ran 12–13 billion multiply-adds a second over
+ * 52,000 rows and over 509,000 alike, so it is bound by its instructions, not by memory.
  */
 export class DenseBatch {
   /** Per query: the content key of its vector, or null when it has no usable dense leg. */

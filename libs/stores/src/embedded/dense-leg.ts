@@ -162,8 +162,8 @@ const THRESHOLD_SAMPLE = 16_384;
  * the rows in scope at or above it and a sort of those few takes the best k. When fewer than k
  * rows in scope reach it (a narrow scope, dead rows in the sample), the heap runs as before.
  * Exact either way: every row of the top k scores at least the k-th best, which is at least the
- * threshold when k rows in scope reach it. At 509,367 rows the heap took 3.3 ms a search,
- * evaluating the scope of some 5,000 rows that entered it.
+ * threshold when k rows in scope reach it. At 509,367 rows the heap's pass took 3.3 ms a
+ * search; with this one {@link denseTopK} went from 5.98 to 5.19 ms (at 52,482 rows: the same).
  */
 function topByApprox(cosines: Float32Array, shard: Shard, ranges: readonly SlotRange[], tail: readonly number[], pred: RowPredicate, k: number): { slots: number[]; floor: number } {
   let n = 0;

@@ -1,4 +1,4 @@
-import { cpuMsPerRequest, evaluateTargets, fmt, hostProbeText, markdownTable, medianOf, targetRows, textTable, type BenchReport } from './report';
+import { beforeAfterRows, cpuMsPerRequest, evaluateTargets, fmt, hostProbeText, markdownTable, medianOf, targetRows, textTable, type BenchReport } from './report';
 import { summarize } from './stats';
 import type { ThroughputRun } from './throughput';
 
@@ -174,5 +174,34 @@ describe('tables', () => {
     expect(medianOf([3, null, 1, 2])).toBe(2);
     expect(medianOf([4, 1])).toBe(2.5);
     expect(medianOf([null])).toBeNull();
+  });
+});
+
+describe('beforeAfterRows', () => {
+  const docsAt = (contextMs: number, rssMiB: number) => ({ nodes: 10_000, points: 52_000, load: { docs: 10_000, ms: 1, docsPerSecond: 1, optimizeMs: null }, latency: latencyAt([contextMs], [contextMs]), rssMiB });
+  const before = report({
+    meta: { ...report().meta, gitCommit: 'old', hostProbeMs: { start: 100, end: 110 } },
+    docs: { seed: 1, queries: 10, sizes: { '10000': docsAt(20, 900) }, throughput: { nodes: 10_000, inProcessMesh: [run(16, 80, 1)] } },
+    ingest: { docs: { embedded: ingest(200) } },
+  } as Partial<BenchReport>);
+  const after = report({
+    meta: { ...report().meta, gitCommit: 'new' },
+    docs: { seed: 1, queries: 10, sizes: { '10000': docsAt(10, 450), '100000': docsAt(30, 1200) }, throughput: { nodes: 10_000, inProcessMesh: [run(16, 120)] } },
+    ingest: { docs: { embedded: ingest(250) } },
+  } as Partial<BenchReport>);
+  const rows = beforeAfterRows(before, after);
+  const row = (label: string) => rows.find((r) => r[0] === label);
+
+  it('heads the columns with the two commits and gives after/before where both measured', () => {
+    expect(rows[0]).toEqual(['figure', 'before (old)', 'after (new)', 'after / before']);
+    expect(row('context p50 via the gateway, 10,000 documents, ms')).toEqual(['context p50 via the gateway, 10,000 documents, ms', '20', '10', '0.500']);
+    expect(row('context req/s at concurrency 16, 10,000 documents')).toEqual(['context req/s at concurrency 16, 10,000 documents', '80', '120', '1.500']);
+    expect(row('  errors at concurrency 16')?.slice(1, 3)).toEqual(['1', '0']);
+    expect(row('docs ingest, `wait:true` through the gateway, docs/s')?.slice(1)).toEqual(['200', '250', '1.250']);
+  });
+
+  it('shows a dash for a figure one report lacks, and the host probe of each', () => {
+    expect(row('context p50 via the gateway, 100,000 documents, ms')).toEqual(['context p50 via the gateway, 100,000 documents, ms', '–', '30', '–']);
+    expect(row('host probe ms, start → end (higher is a slower host)')?.slice(1, 3)).toEqual(['100 → 110', '–']);
   });
 });

@@ -620,3 +620,50 @@ export function markdownSummary(r: BenchReport): string {
     ...(r.notes.length ? [r.notes.map((n) => `- ${n}`).join('\n')] : []),
   ].join('\n\n');
 }
+
+/**
+ * Issue 21's figures of two reports side by side (`npm run bench -- --markdown --from AFTER
+ * --against BEFORE`): the `docs` profile's gateway latencies and resident memory at every size
+ * either measured, its throughput, `npm start` on its data, its HNSW build, the docs ingest and
+ * MADial, each with after/before where both have it. A figure a report lacks reads `–`.
+ */
+export function beforeAfterRows(before: BenchReport, after: BenchReport): string[][] {
+  const rows: string[][] = [['figure', `before (${before.meta.gitCommit ?? '?'})`, `after (${after.meta.gitCommit ?? '?'})`, 'after / before']];
+  const add = (label: string, pick: (r: BenchReport) => number | null | undefined, digits = 2): void => {
+    const b = pick(before);
+    const a = pick(after);
+    const ratio = a != null && b != null && b !== 0 && Number.isFinite(a) && Number.isFinite(b) ? fmt(a / b, 3) : '–';
+    rows.push([label, b == null ? '–' : fmt(b, digits), a == null ? '–' : fmt(a, digits), ratio]);
+  };
+  const probe = (r: BenchReport): string => (r.meta.hostProbeMs ? `${fmt(r.meta.hostProbeMs.start)} → ${fmt(r.meta.hostProbeMs.end)}` : '–');
+  rows.push(['host probe ms, start → end (higher is a slower host)', probe(before), probe(after), '']);
+  const sizes = [...new Set([...Object.keys(before.docs?.sizes ?? {}), ...Object.keys(after.docs?.sizes ?? {})].map(Number))].sort((x, y) => x - y);
+  for (const n of sizes) {
+    const at = (r: BenchReport) => r.docs?.sizes[String(n)];
+    const docs = n.toLocaleString('en-US');
+    for (const ep of ['context', 'list', 'find', 'retrieve'] as const) {
+      add(`${ep} p50 via the gateway, ${docs} documents, ms`, (r) => at(r)?.latency?.endpoints[ep]?.gateway?.p50);
+    }
+    add(`context p99 via the gateway, ${docs} documents, ms`, (r) => at(r)?.latency?.endpoints.context?.gateway?.p99);
+    add(`bench process resident after loading and searching ${docs} documents, MiB`, (r) => at(r)?.rssMiB, 0);
+    add(`HNSW build over the ${docs} documents' rows, s`, (r) => (at(r)?.ann?.buildMs == null ? null : at(r)!.ann!.buildMs! / 1000), 1);
+    add(`HNSW recall@10 against the exact scan, ${docs} documents`, (r) => at(r)?.ann?.recall10, 3);
+  }
+  const tpAt = (r: BenchReport, c: number) => r.docs?.throughput?.inProcessMesh?.find((t) => t.connections === c);
+  const conns = [...new Set([before, after].flatMap((r) => (r.docs?.throughput?.inProcessMesh ?? []).map((t) => t.connections)))].sort((x, y) => x - y);
+  for (const c of conns) {
+    const nodes = after.docs?.throughput?.nodes ?? before.docs?.throughput?.nodes;
+    add(`context req/s at concurrency ${c}, ${nodes?.toLocaleString('en-US') ?? '?'} documents`, (r) => tpAt(r, c)?.rps, 1);
+    add(`  errors at concurrency ${c}`, (r) => {
+      const t = tpAt(r, c);
+      return t ? t.errors + t.timeouts + t.non2xx : null;
+    }, 0);
+  }
+  add('docs ingest, `wait:true` through the gateway, docs/s', (r) => r.ingest?.docs?.embedded?.docsPerSecond, 1);
+  add('`npm start` healthy on the largest loaded data, s', (r) => (r.docs?.startupOnData?.healthyMs == null ? null : r.docs.startupOnData.healthyMs / 1000));
+  add('`npm start` resident on that data, idle, MiB', (r) => r.docs?.startupOnData?.idleRssMiB, 0);
+  add('`npm start` resident on that data after serving context requests, MiB', (r) => r.docs?.startupOnData?.servedRssMiB, 0);
+  add('`npm start` healthy, empty data directory, s', (r) => (r.startup?.healthyMsMedian == null ? null : r.startup.healthyMsMedian / 1000));
+  for (const lang of ['en', 'zh'] as const) add(`MADial recall@5 ${lang} (user memories)`, (r) => r.madial?.ctxmesh?.user?.[lang]?.recall5, 3);
+  return rows;
+}

@@ -71,6 +71,14 @@ describe('parseArgs', () => {
     expect(parseArgs(['--markdown', '--out', '/tmp/r.json']).markdownFrom).toBe(parseArgs(['--out', '/tmp/r.json']).out);
     expect(parseArgs(['--from', '/tmp/x.json']).markdownFrom).toBe('/tmp/x.json');
   });
+
+  it('compares two reports with --against, and only when there is a report to print', () => {
+    const o = parseArgs(['--markdown', '--from', '/tmp/after.json', '--against', '/tmp/before.json']);
+    expect(o.markdownFrom).toBe('/tmp/after.json');
+    expect(o.markdownAgainst).toBe('/tmp/before.json');
+    expect(parseArgs([]).markdownAgainst).toBeNull();
+    expect(() => parseArgs(['--against', '/tmp/before.json'])).toThrow('--against compares two reports');
+  });
 });
 
 describe('throughputSize', () => {

@@ -9,6 +9,8 @@
  *   npm run bench                     1k, 10k and 100k nodes (< 30 min on 2 cores)
  *   npm run bench -- --only latency,budget --sizes 1000
  *   npm run bench -- --markdown       print the README tables of the last report and exit
+ *   npm run bench -- --markdown --from after.json --against before.json
+ *                                     issue 21's figures of two reports side by side
  *   npm run bench -- --only lexical   FTS5 against the block-max index (issue 21; not in the default run)
  *
  * Sections: startup, madial, calibration, evidence, longmem, ingest, latency, budget, throughput, hooks, sessions; lexical on request (see README.md).
@@ -40,7 +42,7 @@ import { measureCalibration } from './calibration';
 import { measureEvidence } from './evidence';
 import { measureLongmem } from './longmem';
 import { madialAvailable, measureMadial } from './madial';
-import { evaluateTargets, fmt, markdownSummary, medianOf, textSummary, type BenchReport, type DocsProfileResult, type SizeResult } from './report';
+import { beforeAfterRows, evaluateTargets, fmt, markdownSummary, markdownTable, medianOf, textSummary, type BenchReport, type DocsProfileResult, type SizeResult } from './report';
 import { measureStartup, type StartupRun } from './startup';
 import { runLoad, type ThroughputRun } from './throughput';
 import { measureHooks } from './hooks';
@@ -97,6 +99,8 @@ export interface RunOptions {
   out: string;
   /** Print the markdown tables of an existing report (`--markdown [--from file]`) and exit. */
   markdownFrom: string | null;
+  /** With `--markdown`: a report of an earlier commit to print issue 21's figures beside (`--against file`). */
+  markdownAgainst: string | null;
   /** Corpus profiles to run: `default` (mostly short memories) and `docs` (a real user's tree, issue 13). */
   profiles: ProfileName[];
   /** Corpus sizes of the `docs` profile, ascending. */
@@ -144,7 +148,7 @@ function sectionList(flag: string, v: string): Set<Section> {
 }
 
 /** The flags of `npm run bench` that take a value (`--flag value` or `--flag=value`). */
-const VALUE_FLAGS = ['mesh-env', 'sizes', 'queries', 'reps', 'seconds', 'concurrency', 'throughput-nodes', 'ingest-docs', 'budget-queries', 'startup-runs', 'only', 'skip', 'nats', 'madial', 'out', 'profiles', 'docs-sizes', 'docs-queries', 'from'];
+const VALUE_FLAGS = ['mesh-env', 'sizes', 'queries', 'reps', 'seconds', 'concurrency', 'throughput-nodes', 'ingest-docs', 'budget-queries', 'startup-runs', 'only', 'skip', 'nats', 'madial', 'out', 'profiles', 'docs-sizes', 'docs-queries', 'from', 'against'];
 /** Its switches. */
 const SWITCHES = ['quick', 'no-nats', 'markdown'];
 
@@ -197,6 +201,7 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
     meshEnv: {},
     out: join(REPO_ROOT, 'bench', 'results', 'latest.json'),
     markdownFrom: null,
+    markdownAgainst: null,
     profiles: [...PROFILES],
     docsSizes: quick ? [10_000] : [10_000, 100_000],
     docsQueries: quick ? 1_000 : 4_000,
@@ -260,11 +265,15 @@ export function parseArgs(argv: readonly string[], env: Readonly<Record<string, 
       case '--from':
         from = resolve(value() ?? '');
         break;
+      case '--against':
+        o.markdownAgainst = resolve(value() ?? '');
+        break;
       default:
         throw new UsageError(`unknown flag '${flag}'`);
     }
   }
   o.markdownFrom = from ?? (markdown ? o.out : null);
+  if (o.markdownAgainst && !o.markdownFrom) throw new UsageError('--against compares two reports: give it with --markdown (or --from)');
   return o;
 }
 
@@ -858,6 +867,11 @@ async function main(): Promise<number> {
   }
   if (o.markdownFrom) {
     const r = JSON.parse(readFileSync(o.markdownFrom, 'utf8')) as BenchReport;
+    if (o.markdownAgainst) {
+      const before = JSON.parse(readFileSync(o.markdownAgainst, 'utf8')) as BenchReport;
+      process.stdout.write(`${markdownTable(beforeAfterRows(before, r))}\n`);
+      return 0;
+    }
     process.stdout.write(`${markdownSummary(r)}\n`);
     return 0;
   }

@@ -30,7 +30,7 @@ import { JsonClient, waitForOk } from './http';
 import { probeHost } from './host';
 import { freePort, rssMiB, stopChild } from './procs';
 import { median } from './stats';
-import { runLoad } from './throughput';
+import { failedRequests, runLoad } from './throughput';
 
 /** Options of a paired run. */
 export interface PairOptions {
@@ -185,7 +185,7 @@ export async function runPair(o: PairOptions, log: (line: string) => void = (l) 
           log(`pair: window ${w + 1}/${o.windows}, ${side}, concurrency 16, ${o.seconds} s`);
           const run = await runLoad({ url: url(sides[side].port), connections: 16, seconds: o.seconds, path: '/api/v1/search/search', bodies }, {});
           rps[side].push(run.rps);
-          loadErrors[side] += run.errors + run.timeouts + run.non2xx;
+          loadErrors[side] += failedRequests(run);
         }
       }
       return {

@@ -15,7 +15,7 @@ import type { SessionRescueResult } from './sessions';
 import type { AnnMeasurement, LexicalAlternatives, LexicalEnginesReport } from './search-engines';
 import type { StartupRun } from './startup';
 import type { Summary } from './stats';
-import type { ThroughputRun } from './throughput';
+import { failedRequests, type ThroughputRun } from './throughput';
 
 /** One corpus size's results. */
 export interface SizeResult {
@@ -176,7 +176,7 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
   const c16 = r.throughput?.inProcessMesh?.find((t) => t.connections === 16);
   rows.push(atLeast('rps-c16', '≥ 300 requests/s of context mode at concurrency 16', c16?.rps, 300, 'req/s', `autocannon, npm-start topology, ${r.throughput?.nodes ?? '?'} nodes`));
   const runs = [...(r.throughput?.inProcessMesh ?? []), ...(r.throughput?.separateProcesses ?? [])];
-  const errs = runs.length ? runs.reduce((s, t) => s + t.errors + t.timeouts + t.non2xx, 0) : null;
+  const errs = runs.length ? runs.reduce((s, t) => s + failedRequests(t), 0) : null;
   rows.push(atMost('throughput-errors', 'throughput runs: 0 errors (errors + timeouts + non-2xx)', errs, 0, 'errors', 'every throughput run, both topologies'));
   for (const [bus, how] of [['embedded', 'in-process bus'], ['nats', 'NATS JetStream']] as const) {
     const ing = r.ingest?.[bus];
@@ -214,7 +214,7 @@ export function evaluateTargets(r: BenchReport): TargetRow[] {
     const d16 = d.throughput?.inProcessMesh?.find((t) => t.connections === 16);
     rows.push(atLeast('docs-rps-c16', 'docs profile: ≥ 300 context requests/s at concurrency 16', d16?.rps, 300, 'req/s', `autocannon, npm-start topology, ${fmt(d.throughput?.nodes)} documents`));
     const druns = [...(d.throughput?.inProcessMesh ?? []), ...(d.throughput?.separateProcesses ?? [])];
-    rows.push(atMost('docs-throughput-errors', 'docs profile: throughput runs with 0 errors', druns.length ? druns.reduce((s, t) => s + t.errors + t.timeouts + t.non2xx, 0) : null, 0, 'errors', 'every throughput run, both topologies'));
+    rows.push(atMost('docs-throughput-errors', 'docs profile: throughput runs with 0 errors', druns.length ? druns.reduce((s, t) => s + failedRequests(t), 0) : null, 0, 'errors', 'every throughput run, both topologies'));
     // The user's process: `npm start` on the 100k data after serving context requests; else the bench process.
     const served = d.startupOnData?.servedRssMiB;
     const largestDocs = Math.max(...Object.keys(d.sizes).map(Number));
@@ -529,7 +529,7 @@ export function throughputRows(report: BenchReport, profile: 'default' | 'docs' 
         .sort((a, b) => b[1].share - a[1].share)
         .map(([k, v]) => `${k} ${Math.round(v.share * 100)}%`)
         .join(', ');
-      rows.push([label, String(t.connections), fmt(t.rps), fmt(t.latencyMs.p50), fmt(t.latencyMs.p99), String(t.errors + t.timeouts + t.non2xx), fmt(cpuMsPerRequest(t)), shares]);
+      rows.push([label, String(t.connections), fmt(t.rps), fmt(t.latencyMs.p50), fmt(t.latencyMs.p99), String(failedRequests(t)), fmt(cpuMsPerRequest(t)), shares]);
     }
   };
   add('one process (npm start)', r.throughput?.inProcessMesh);
@@ -629,6 +629,7 @@ export function markdownSummary(r: BenchReport): string {
  */
 export function beforeAfterRows(before: BenchReport, after: BenchReport): string[][] {
   const rows: string[][] = [['figure', `before (${before.meta.gitCommit ?? '?'})`, `after (${after.meta.gitCommit ?? '?'})`, 'after / before']];
+  const seconds = (ms: number | null | undefined): number | null => (ms == null ? null : ms / 1000);
   const add = (label: string, pick: (r: BenchReport) => number | null | undefined, digits = 2): void => {
     const b = pick(before);
     const a = pick(after);
@@ -647,25 +648,25 @@ export function beforeAfterRows(before: BenchReport, after: BenchReport): string
     add(`context p99 via the gateway, ${docs} documents, ms`, (r) => at(r)?.latency?.endpoints.context?.gateway?.p99);
     add(`bench process resident after loading and searching ${docs} documents, MiB`, (r) => at(r)?.rssMiB, 0);
     add(`bulk load up to ${docs} documents (the indexer's apply path), docs/s`, (r) => at(r)?.load.docsPerSecond, 1);
-    add(`dense index prepared after that load (an HNSW build where the store builds one), s`, (r) => (at(r)?.load.denseMs == null ? null : at(r)!.load.denseMs! / 1000), 1);
-    add(`HNSW build over the ${docs} documents' rows in the ANN section, s (– when the load had built it)`, (r) => (at(r)?.ann?.buildMs == null ? null : at(r)!.ann!.buildMs! / 1000), 1);
+    add(`dense index prepared after that load (an HNSW build where the store builds one), s`, (r) => seconds(at(r)?.load.denseMs), 1);
+    add(`HNSW build over the ${docs} documents' rows in the ANN section, s (– when the load had built it)`, (r) => seconds(at(r)?.ann?.buildMs), 1);
     add(`HNSW recall@10 against the exact scan, ${docs} documents`, (r) => at(r)?.ann?.recall10, 3);
   }
   const tpAt = (r: BenchReport, c: number) => r.docs?.throughput?.inProcessMesh?.find((t) => t.connections === c);
   const conns = [...new Set([before, after].flatMap((r) => (r.docs?.throughput?.inProcessMesh ?? []).map((t) => t.connections)))].sort((x, y) => x - y);
+  const nodes = after.docs?.throughput?.nodes ?? before.docs?.throughput?.nodes;
   for (const c of conns) {
-    const nodes = after.docs?.throughput?.nodes ?? before.docs?.throughput?.nodes;
     add(`context req/s at concurrency ${c}, ${nodes?.toLocaleString('en-US') ?? '?'} documents`, (r) => tpAt(r, c)?.rps, 1);
     add(`  errors at concurrency ${c}`, (r) => {
       const t = tpAt(r, c);
-      return t ? t.errors + t.timeouts + t.non2xx : null;
+      return t ? failedRequests(t) : null;
     }, 0);
   }
   add('docs ingest, `wait:true` through the gateway, docs/s', (r) => r.ingest?.docs?.embedded?.docsPerSecond, 1);
-  add('`npm start` healthy on the largest loaded data, s', (r) => (r.docs?.startupOnData?.healthyMs == null ? null : r.docs.startupOnData.healthyMs / 1000));
+  add('`npm start` healthy on the largest loaded data, s', (r) => seconds(r.docs?.startupOnData?.healthyMs));
   add('`npm start` resident on that data, idle, MiB', (r) => r.docs?.startupOnData?.idleRssMiB, 0);
   add('`npm start` resident on that data after serving context requests, MiB', (r) => r.docs?.startupOnData?.servedRssMiB, 0);
-  add('`npm start` healthy, empty data directory, s', (r) => (r.startup?.healthyMsMedian == null ? null : r.startup.healthyMsMedian / 1000));
+  add('`npm start` healthy, empty data directory, s', (r) => seconds(r.startup?.healthyMsMedian));
   for (const lang of ['en', 'zh'] as const) add(`MADial recall@5 ${lang} (user memories)`, (r) => r.madial?.ctxmesh?.user?.[lang]?.recall5, 3);
   return rows;
 }

@@ -44,7 +44,7 @@ import { measureLongmem } from './longmem';
 import { madialAvailable, measureMadial } from './madial';
 import { beforeAfterRows, evaluateTargets, fmt, markdownSummary, markdownTable, medianOf, textSummary, type BenchReport, type DocsProfileResult, type SizeResult } from './report';
 import { measureStartup, type StartupRun } from './startup';
-import { runLoad, type ThroughputRun } from './throughput';
+import { failedRequests, runLoad, type ThroughputRun } from './throughput';
 import { measureHooks } from './hooks';
 import { measureSessionRescue } from './sessions';
 
@@ -737,7 +737,7 @@ async function atThroughputSize(o: RunOptions, profile: Profile, sink: ProfileSi
       log(`throughput: one process, concurrency ${c}, ${o.throughputSeconds} s`);
       const run: ThroughputRun = await runLoad({ url: mesh.gatewayUrl, connections: c, seconds: o.throughputSeconds, path, bodies }, { mesh: process.pid });
       tp.inProcessMesh!.push(run);
-      log(`  ${fmt(run.rps)} req/s, ${run.errors + run.timeouts + run.non2xx} errors`);
+      log(`  ${fmt(run.rps)} req/s, ${failedRequests(run)} errors`);
     } catch (err) {
       tp.errors!.push(`one process c=${c}: ${(err as Error).message}`);
     }
@@ -788,7 +788,7 @@ async function separateProcesses(
         log(`throughput: separate processes, concurrency ${c}, ${o.throughputSeconds} s`);
         const run = await runLoad({ url: cluster.gatewayUrl, connections: c, seconds: o.throughputSeconds, path, bodies }, cluster.pids);
         tp.separateProcesses!.push(run);
-        log(`  ${fmt(run.rps)} req/s, ${run.errors + run.timeouts + run.non2xx} errors`);
+        log(`  ${fmt(run.rps)} req/s, ${failedRequests(run)} errors`);
       } catch (err) {
         tp.errors!.push(`separate processes c=${c}: ${(err as Error).message}`);
       }

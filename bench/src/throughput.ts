@@ -9,6 +9,11 @@ import { join } from 'node:path';
 import { START_LINE, type LoadOutcome, type LoadSpec } from './loadgen';
 import { sampleCpu, type CpuShare } from './procs';
 
+/** Requests of a load run that did not succeed: transport errors, timeouts and non-2xx answers. */
+export function failedRequests(t: Pick<LoadOutcome, 'errors' | 'timeouts' | 'non2xx'>): number {
+  return t.errors + t.timeouts + t.non2xx;
+}
+
 /** One load run. */
 export interface ThroughputRun extends LoadOutcome {
   /**
